@@ -1,0 +1,13 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: "node",
+  roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments"],
+  testMatch: ["**/*.test.ts"],
+  transform: {
+    "^.+\\.ts$": ["ts-jest", { isolatedModules: true, tsconfig: "tsconfig.json" }],
+  },
+  // Servers on loopback need a little more than the default 5 s on a loaded 2-core machine.
+  testTimeout: 30000,
+  // Two cores: keep the parallelism modest so loopback timing stays sane.
+  maxWorkers: 2,
+};
