@@ -1,0 +1,61 @@
+import { z } from "zod";
+
+/**
+ * The model catalog: which models the gateway serves and where their replicas are.
+ * This is the one schema for the gateway's catalog file; the serving stack generates files in this shape.
+ */
+
+/** Model ids travel in URLs (`/v1/models/{id}`) and logs, so keep them to a safe, bounded alphabet. */
+export const ModelIdSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$/, "model id: 1-128 chars of letters, digits, . _ : / @ -");
+
+export const ReplicaSchema = z.strictObject({
+  /** Base URL of one model-server replica, without `/v1` (e.g. `http://10.0.3.7:8000`). */
+  url: z.url({ protocol: /^https?$/ }),
+  /** Per-replica concurrency cap; defaults to the model's `maxConcurrency`. */
+  maxConcurrency: z.number().int().positive().optional(),
+});
+
+export const UpstreamSchema = z.discriminatedUnion("mode", [
+  z.strictObject({
+    /** The gateway balances across a static list of replicas. */
+    mode: z.literal("endpoints"),
+    endpoints: z.array(ReplicaSchema).min(1),
+  }),
+]);
+
+export const ModelCategorySchema = z.enum(["generative", "embedder"]);
+
+export const CatalogModelSchema = z.strictObject({
+  /** The `model` clients send; set at deploy time, may differ from the weights' public name. */
+  id: ModelIdSchema,
+  category: ModelCategorySchema,
+  ownedBy: z.string().min(1).max(128).default("ai-platform"),
+  /** The name the model server serves (vLLM `--served-model-name`); defaults to `id`. */
+  upstreamModel: z.string().min(1).optional(),
+  /** Default per-replica concurrency cap (vLLM `--max-num-seqs` is the natural value). */
+  maxConcurrency: z.number().int().positive().default(16),
+  /** Unix seconds reported as `created` in `/v1/models`; defaults to the catalog load time. */
+  created: z.number().int().nonnegative().optional(),
+  upstream: UpstreamSchema,
+});
+
+export const CatalogSchema = z
+  .strictObject({
+    models: z.array(CatalogModelSchema),
+  })
+  .superRefine((catalog, ctx) => {
+    const seen = new Set<string>();
+    catalog.models.forEach((m, i) => {
+      if (seen.has(m.id)) {
+        ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id "${m.id}"` });
+      }
+      seen.add(m.id);
+    });
+  });
+
+export type Catalog = z.infer<typeof CatalogSchema>;
+export type CatalogInput = z.input<typeof CatalogSchema>;
+export type CatalogModel = z.infer<typeof CatalogModelSchema>;
+export type ModelCategory = z.infer<typeof ModelCategorySchema>;

@@ -1,0 +1,3 @@
+// Composition root of the Pulumi program (Pulumi.yaml `main: stacks/`).
+// Each part is deployed when its configuration namespace is present in the stack.
+export {};
