@@ -45,15 +45,20 @@ export const CatalogSchema = z
   .strictObject({
     models: z.array(CatalogModelSchema),
   })
-  .superRefine((catalog, ctx) => {
-    const seen = new Set<string>();
-    catalog.models.forEach((m, i) => {
-      if (seen.has(m.id)) {
-        ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id "${m.id}"` });
-      }
-      seen.add(m.id);
-    });
-  });
+  .superRefine(
+    (catalog, ctx) => {
+      const seen = new Set<string>();
+      (catalog.models ?? []).forEach((m, i) => {
+        if (typeof m?.id !== "string") return;
+        if (seen.has(m.id)) {
+          ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id "${m.id}"` });
+        }
+        seen.add(m.id);
+      });
+    },
+    // Run even when other fields are invalid, so one message names every problem.
+    { when: (payload) => Array.isArray((payload.value as { models?: unknown })?.models) },
+  );
 
 export type Catalog = z.infer<typeof CatalogSchema>;
 export type CatalogInput = z.input<typeof CatalogSchema>;

@@ -1,0 +1,91 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+
+/**
+ * API keys. The gateway never stores a key: only its SHA-256 digest, next to a name used in logs and metrics.
+ * A presented key is hashed first and compared digest-to-digest with timingSafeEqual, so response timing
+ * can reveal nothing about stored keys (at most about a digest, which is useless to an attacker).
+ */
+
+export const KEY_PREFIX = "sk-";
+
+const KeyNameSchema = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "key name: lowercase letters, digits, . _ -");
+
+export const ApiKeyEntrySchema = z.strictObject({
+  name: KeyNameSchema,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/, "sha256: 64 lowercase hex characters"),
+  /** Model ids this key may use; absent = all models. */
+  models: z.array(z.string().min(1)).optional(),
+  /** ISO 8601 instant after which the key is refused. */
+  expiresAt: z.iso.datetime({ offset: true }).optional(),
+  rpm: z.number().int().positive().optional(),
+  tpm: z.number().int().positive().optional(),
+});
+
+export const ApiKeysFileSchema = z.strictObject({ keys: z.array(ApiKeyEntrySchema) });
+
+export type ApiKeyEntry = z.infer<typeof ApiKeyEntrySchema>;
+
+export interface ApiKeyRecord {
+  name: string;
+  models?: ReadonlySet<string>;
+  expiresAt?: Date;
+  rpm?: number;
+  tpm?: number;
+}
+
+export function hashApiKey(key: string): string {
+  return createHash("sha256").update(key, "utf8").digest("hex");
+}
+
+/** 256 bits of randomness, URL-safe, with a recognisable prefix (secret scanners match `sk-`). */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString("base64url");
+}
+
+export class ApiKeyStore {
+  private byDigest = new Map<string, { digest: Buffer; record: ApiKeyRecord }>();
+
+  constructor(entries: readonly ApiKeyEntry[] = []) {
+    this.replace(entries);
+  }
+
+  /** Swaps the whole key set at once (used for hot reloads); a request sees either the old or the new set. */
+  replace(entries: readonly ApiKeyEntry[]): void {
+    const next = new Map<string, { digest: Buffer; record: ApiKeyRecord }>();
+    for (const e of entries) {
+      const parsed = ApiKeyEntrySchema.parse(e);
+      next.set(parsed.sha256, {
+        digest: Buffer.from(parsed.sha256, "hex"),
+        record: {
+          name: parsed.name,
+          models: parsed.models ? new Set(parsed.models) : undefined,
+          expiresAt: parsed.expiresAt ? new Date(parsed.expiresAt) : undefined,
+          rpm: parsed.rpm,
+          tpm: parsed.tpm,
+        },
+      });
+    }
+    this.byDigest = next;
+  }
+
+  get size(): number {
+    return this.byDigest.size;
+  }
+
+  /** The key's record, or undefined when it is unknown or expired. */
+  authenticate(presented: string, now: Date = new Date()): ApiKeyRecord | undefined {
+    const digest = createHash("sha256").update(presented, "utf8").digest();
+    const hit = this.byDigest.get(digest.toString("hex"));
+    if (!hit || !timingSafeEqual(hit.digest, digest)) return undefined;
+    if (hit.record.expiresAt && hit.record.expiresAt.getTime() <= now.getTime()) return undefined;
+    return hit.record;
+  }
+}
+
+/** Reads `Authorization: Bearer <key>`; the scheme is case-insensitive as in RFC 6750. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}

@@ -1,0 +1,263 @@
+import { once } from "node:events";
+import type { Response } from "express";
+import { request, type Dispatcher } from "undici";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import { ApiError, errors } from "../api/errors";
+import type { ModelPool } from "./model-pool";
+import type { Replica } from "./replica";
+import { normalizeUpstreamError, parseErrorBody } from "./normalize-error";
+
+export interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+export interface UpstreamCall {
+  pool: ModelPool;
+  path: "/v1/chat/completions" | "/v1/embeddings";
+  /** Body to send, already carrying the upstream model name. */
+  body: Record<string, unknown>;
+  requestId: string;
+  stream: boolean;
+  res: Response;
+  /** Aborted when the client goes away: the upstream request is cancelled at once. */
+  signal: AbortSignal;
+}
+
+export interface UpstreamOutcome {
+  status: number;
+  usage?: Usage;
+  replica?: string;
+  attempts: number;
+  /** Set when a stream had already started and then failed. */
+  streamError?: string;
+}
+
+export interface ForwardOptions {
+  dispatcher: Dispatcher;
+  headersTimeoutMs: number;
+  idleTimeoutMs: number;
+  retryAfterSaturatedSeconds: number;
+  retryAfterNotReadySeconds: number;
+}
+
+/** Failures that happen before the model server could have answered: safe to try another replica. */
+const CONNECT_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+]);
+
+function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof e?.code === "string") return e.code;
+  if (typeof e?.cause?.code === "string") return e.cause.code;
+  return undefined;
+}
+
+/**
+ * Sends one inference request to a replica of the model and relays the answer to the client.
+ * A connection refused or reset before any response is retried once on another ready replica.
+ * Throws ApiError for anything that should leave as an error envelope before a response started.
+ */
+export async function forwardInference(call: UpstreamCall, opts: ForwardOptions): Promise<UpstreamOutcome> {
+  const { pool } = call;
+  const tried = new Set<Replica>();
+  const payload = JSON.stringify(call.body);
+  const maxAttempts = Math.min(2, pool.replicas.length);
+
+  for (let attempt = 1; ; attempt++) {
+    const picked = pool.acquire(tried);
+    if (!picked.ok) {
+      throw picked.reason === "saturated" && tried.size === 0
+        ? errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds)
+        : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+    }
+    const replica = picked.replica;
+    tried.add(replica);
+    let upstream: Dispatcher.ResponseData;
+    try {
+      upstream = await request(`${replica.url}${call.path}`, {
+        method: "POST",
+        dispatcher: opts.dispatcher,
+        headers: {
+          "content-type": "application/json",
+          accept: call.stream ? "text/event-stream" : "application/json",
+          "x-request-id": call.requestId,
+        },
+        body: payload,
+        signal: call.signal,
+        headersTimeout: opts.headersTimeoutMs,
+        bodyTimeout: opts.idleTimeoutMs,
+      });
+    } catch (err) {
+      pool.release(replica);
+      if (call.signal.aborted) return { status: 499, attempts: attempt, replica: replica.url };
+      const code = errorCode(err);
+      if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
+      if (code && CONNECT_ERRORS.has(code)) {
+        replica.eject(code);
+        if (attempt < maxAttempts) continue;
+        throw errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+      }
+      throw errors.upstreamFailed(pool.model.id, (err as Error).message);
+    }
+
+    try {
+      return await relay(call, upstream, replica, attempt, opts);
+    } finally {
+      pool.release(replica);
+    }
+  }
+}
+
+async function relay(
+  call: UpstreamCall,
+  upstream: Dispatcher.ResponseData,
+  replica: Replica,
+  attempts: number,
+  opts: ForwardOptions,
+): Promise<UpstreamOutcome> {
+  const base = { replica: replica.url, attempts };
+  const status = upstream.statusCode;
+  const contentType = String(upstream.headers["content-type"] ?? "");
+
+  if (status >= 300) {
+    const text = await readText(upstream, call, opts);
+    throw normalizeUpstreamError(status, parseErrorBody(text), call.pool.model.id);
+  }
+  if (call.stream && contentType.includes("text/event-stream")) {
+    return { ...base, status, ...(await relaySse(call, upstream)) };
+  }
+  const text = await readText(upstream, call, opts);
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw errors.upstreamFailed(call.pool.model.id, "the model server sent a body that is not JSON");
+  }
+  if (parsed && typeof parsed === "object" && "error" in parsed && parsed.error) {
+    // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
+    throw normalizeUpstreamError(500, parsed, call.pool.model.id);
+  }
+  const rewrite = call.pool.upstreamModel !== call.pool.model.id;
+  if (rewrite) parsed.model = call.pool.model.id;
+  call.res
+    .status(status)
+    .type("application/json")
+    .send(rewrite ? JSON.stringify(parsed) : text);
+  return { ...base, status, usage: asUsage(parsed.usage) };
+}
+
+async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall, _opts: ForwardOptions): Promise<string> {
+  try {
+    return await upstream.body.text();
+  } catch (err) {
+    if (errorCode(err) === "UND_ERR_BODY_TIMEOUT") throw errors.upstreamTimeout(call.pool.model.id);
+    if (call.signal.aborted) throw err;
+    throw errors.upstreamFailed(call.pool.model.id, "the model server closed the connection mid-response");
+  }
+}
+
+function asUsage(v: unknown): Usage | undefined {
+  return v && typeof v === "object" ? (v as Usage) : undefined;
+}
+
+/** Resolves when the socket can take more data, or when the client is gone (then nothing more is written). */
+async function writable(res: Response): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return;
+  await Promise.race([once(res, "drain"), once(res, "close")]);
+}
+
+export function sseErrorEvent(err: ApiError): string {
+  return `data: ${JSON.stringify(err.toEnvelope())}\n\n`;
+}
+
+export const SSE_DONE = "data: [DONE]\n\n";
+
+/**
+ * Relays an upstream SSE stream event by event, as each arrives (no buffering beyond one event).
+ * Error events are normalized to the envelope; a stream that breaks off gets an error event and [DONE],
+ * so the SDKs raise instead of silently returning a truncated answer.
+ */
+async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): Promise<{ usage?: Usage; streamError?: string }> {
+  const { res, pool } = call;
+  const rewrite = pool.upstreamModel !== pool.model.id;
+  let usage: Usage | undefined;
+  let done = false;
+  let streamError: string | undefined;
+
+  res.status(200);
+  res.setHeader("content-type", "text/event-stream; charset=utf-8");
+  res.setHeader("cache-control", "no-cache");
+  res.setHeader("x-accel-buffering", "no");
+  res.flushHeaders();
+
+  const onEvent = (ev: EventSourceMessage) => {
+    if (done) return;
+    const data = ev.data;
+    if (data === "[DONE]") {
+      done = true;
+      res.write(SSE_DONE);
+      return;
+    }
+    // Parse only what needs looking into; plain token chunks go through as they came.
+    if (rewrite || data.includes('"error"') || data.includes('"usage":{')) {
+      let obj: Record<string, unknown>;
+      try {
+        obj = JSON.parse(data) as Record<string, unknown>;
+      } catch {
+        res.write(`data: ${data}\n\n`);
+        return;
+      }
+      if (obj.error) {
+        const code = (obj.error as { code?: unknown }).code;
+        const apiErr = normalizeUpstreamError(typeof code === "number" ? code : 500, obj, pool.model.id);
+        streamError = apiErr.message;
+        res.write(sseErrorEvent(apiErr));
+        return;
+      }
+      if (obj.usage) usage = asUsage(obj.usage);
+      if (rewrite) obj.model = pool.model.id;
+      res.write(`data: ${rewrite ? JSON.stringify(obj) : data}\n\n`);
+      return;
+    }
+    res.write(`data: ${data}\n\n`);
+  };
+
+  const parser = createParser({ onEvent });
+  const decoder = new TextDecoder();
+  try {
+    for await (const chunk of upstream.body) {
+      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+      if (res.destroyed) break;
+      await writable(res);
+    }
+  } catch (err) {
+    if (call.signal.aborted || res.destroyed) return { usage };
+    streamError =
+      errorCode(err) === "UND_ERR_BODY_TIMEOUT"
+        ? "the model server stopped sending tokens (idle timeout)"
+        : "the model server closed the connection mid-stream";
+  }
+  if (!res.destroyed) {
+    if (!done) {
+      streamError ??= "the model server ended the stream without [DONE]";
+      const apiErr = streamError.includes("idle timeout")
+        ? new ApiError(504, `Model \`${pool.model.id}\`: ${streamError}.`, "timeout_error", "upstream_timeout")
+        : new ApiError(502, `Model \`${pool.model.id}\`: ${streamError}.`, "server_error", "upstream_stream_interrupted");
+      res.write(sseErrorEvent(apiErr));
+      res.write(SSE_DONE);
+    }
+    res.end();
+  }
+  return { usage, streamError };
+}

@@ -1,0 +1,46 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadCatalogFile, parseCatalog } from "../../src/config/load-catalog";
+import { settingsFromEnv } from "../../src/config/settings";
+
+const model = (id: string) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } });
+
+describe("model catalog", () => {
+  it("applies defaults", () => {
+    const c = parseCatalog({ models: [model("a")] });
+    expect(c.models[0]).toMatchObject({ id: "a", ownedBy: "ai-platform", maxConcurrency: 16 });
+  });
+
+  it("names every offending field at once", () => {
+    const bad = { models: [model("a"), model("a"), { ...model("b"), category: "vision", upstream: { mode: "endpoints", endpoints: [{ url: "ftp://x" }] } }] };
+    expect(() => parseCatalog(bad)).toThrow(/models\[1\]\.id: duplicate/);
+    expect(() => parseCatalog(bad)).toThrow(/models\[2\]\.category/);
+    expect(() => parseCatalog(bad)).toThrow(/models\[2\]\.upstream\.endpoints\[0\]\.url/);
+  });
+
+  it("rejects unknown keys (typos must not be silently ignored)", () => {
+    expect(() => parseCatalog({ models: [{ ...model("a"), maxConcurency: 3 }] })).toThrow(/maxConcurency/);
+  });
+
+  it("loads YAML and JSON files and reports the path on errors", () => {
+    const dir = mkdtempSync(join(tmpdir(), "catalog-"));
+    const yamlPath = join(dir, "c.yaml");
+    writeFileSync(yamlPath, "models:\n  - id: a\n    category: embedder\n    upstream: {mode: endpoints, endpoints: [{url: 'http://h:1'}]}\n");
+    expect(loadCatalogFile(yamlPath).models[0]?.category).toBe("embedder");
+    const badPath = join(dir, "bad.json");
+    writeFileSync(badPath, "{ not json");
+    expect(() => loadCatalogFile(badPath)).toThrow(badPath);
+  });
+});
+
+describe("gateway settings", () => {
+  it("reads the environment with defaults", () => {
+    const s = settingsFromEnv({ PORT: "9090" });
+    expect(s.port).toBe(9090);
+    expect(s.bodyLimitBytes).toBe(4 * 1024 * 1024);
+  });
+  it("names the environment variable that is wrong", () => {
+    expect(() => settingsFromEnv({ PORT: "http", GATEWAY_HEALTH_INTERVAL_MS: "-1" })).toThrow(/PORT[\s\S]*GATEWAY_HEALTH_INTERVAL_MS/);
+  });
+});

@@ -1,0 +1,87 @@
+import { ChatCompletionRequestSchema, EmbeddingRequestSchema, parseBody } from "../../src/api/schemas";
+
+const chat = (extra: Record<string, unknown>) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...extra });
+
+function paramOf(schema: Parameters<typeof parseBody>[0], body: unknown): string | null | "ok" {
+  const r = parseBody(schema, body);
+  return r.ok ? "ok" : r.error.param;
+}
+
+describe("chat completion request validation", () => {
+  it.each([
+    [{ temperature: 2.01 }, "temperature"],
+    [{ temperature: -0.1 }, "temperature"],
+    [{ top_p: 0 }, "top_p"],
+    [{ top_p: 1.5 }, "top_p"],
+    [{ presence_penalty: -2.5 }, "presence_penalty"],
+    [{ frequency_penalty: 3 }, "frequency_penalty"],
+    [{ max_tokens: 0 }, "max_tokens"],
+    [{ max_tokens: 1.5 }, "max_tokens"],
+    [{ stop: ["a", "b", "c", "d", "e"] }, "stop"],
+    [{ stop: "" }, "stop"],
+    [{ seed: 1.2 }, "seed"],
+    [{ stream: "yes" }, "stream"],
+    [{ stream_options: { include_usage: true } }, "stream_options"],
+    [{ tools: [] }, "tools"],
+    [{ tools: [{ type: "function", function: { name: "bad name!" } }] }, "tools[0].function.name"],
+    [{ tools: [{ type: "retrieval" }] }, "tools[0].type"],
+    [{ tool_choice: "auto" }, "tool_choice"],
+    [{ messages: [] }, "messages"],
+    [{ messages: [{ role: "robot", content: "x" }] }, "messages[0].role"],
+    [{ messages: [{ role: "user" }] }, "messages[0].content"],
+    [{ model: "" }, "model"],
+  ])("rejects %j naming param %s", (extra, param) => {
+    expect(paramOf(ChatCompletionRequestSchema, chat(extra))).toBe(param);
+  });
+
+  it("names a missing model as required", () => {
+    const r = parseBody(ChatCompletionRequestSchema, { messages: [{ role: "user", content: "x" }] });
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.error.status).toBe(400);
+      expect(r.error.param).toBe("model");
+      expect(r.error.message).toMatch(/required/);
+    }
+  });
+
+  it.each([
+    [{ temperature: 0, top_p: 1, max_tokens: 1, seed: 42, stop: ["x", "y", "z", "w"] }],
+    [{ stream: true, stream_options: { include_usage: true } }],
+    [{ tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {}, required: [] } } }], tool_choice: { type: "function", function: { name: "get_weather" } } }],
+    [{ messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }, { role: "tool", tool_call_id: "c1", content: "42" }] }],
+    [{ top_k: 20, guided_json: { type: "object" } }],
+  ])("accepts %j", (extra) => {
+    expect(paramOf(ChatCompletionRequestSchema, chat(extra))).toBe("ok");
+  });
+
+  it("keeps unknown fields so they reach the model server", () => {
+    const r = parseBody(ChatCompletionRequestSchema, chat({ top_k: 5, min_p: 0.1 }));
+    expect(r.ok && (r.value as Record<string, unknown>).top_k).toBe(5);
+  });
+
+  it("rejects a tool_choice naming a tool that is not defined", () => {
+    const body = chat({ tools: [{ type: "function", function: { name: "a" } }], tool_choice: { type: "function", function: { name: "b" } } });
+    expect(paramOf(ChatCompletionRequestSchema, body)).toBe("tool_choice");
+  });
+
+  it.each([null, [], "text", 42])("rejects a non-object body %j", (body) => {
+    const r = parseBody(ChatCompletionRequestSchema, body);
+    expect(r.ok).toBe(false);
+  });
+});
+
+describe("embedding request validation", () => {
+  it.each([["text"], [["a", "b"]], [[1, 2, 3]], [[[1, 2], [3]]], [""]])("accepts input %j", (input) => {
+    expect(paramOf(EmbeddingRequestSchema, { model: "e", input })).toBe("ok");
+  });
+  it.each([
+    [{ input: [] }, "input"],
+    [{ input: [[]] }, "input[0]"],
+    [{ input: [-1] }, "input[0]"],
+    [{ input: "x", encoding_format: "hex" }, "encoding_format"],
+    [{ input: "x", dimensions: 0 }, "dimensions"],
+    [{}, "input"],
+  ])("rejects %j naming %s", (extra, param) => {
+    expect(paramOf(EmbeddingRequestSchema, { model: "e", ...extra })).toBe(param);
+  });
+});
