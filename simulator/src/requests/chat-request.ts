@@ -1,0 +1,104 @@
+import { z } from "zod";
+
+/**
+ * The chat-completions request as vLLM validates it: types by schema, ranges with vLLM's own messages
+ * (`SamplingParams._verify_args`, `validate_stream_options`, `check_tool_usage`). Unknown fields are
+ * accepted, as vLLM's `extra="allow"` does.
+ */
+
+const ContentPartSchema = z.looseObject({ type: z.string(), text: z.string().optional() });
+
+const MessageSchema = z.looseObject({
+  role: z.string().min(1),
+  content: z.union([z.string(), z.array(ContentPartSchema), z.null()]).optional(),
+  name: z.string().nullish(),
+  tool_calls: z.array(z.looseObject({})).nullish(),
+  tool_call_id: z.string().nullish(),
+});
+
+const ToolSchema = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().nullish(),
+    parameters: z.record(z.string(), z.unknown()).nullish(),
+  }),
+});
+
+const NamedToolChoiceSchema = z.looseObject({
+  type: z.literal("function"),
+  function: z.looseObject({ name: z.string().min(1) }),
+});
+
+export const ChatCompletionRequestSchema = z
+  .looseObject({
+    model: z.string().nullish(),
+    messages: z.array(MessageSchema),
+    temperature: z.number().nullish(),
+    top_p: z.number().nullish(),
+    presence_penalty: z.number().nullish(),
+    frequency_penalty: z.number().nullish(),
+    max_tokens: z.number().int().nullish(),
+    max_completion_tokens: z.number().int().nullish(),
+    n: z.number().int().nullish(),
+    seed: z.number().int().nullish(),
+    stop: z.union([z.string(), z.array(z.string())]).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z
+      .looseObject({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() })
+      .nullish(),
+    tools: z.array(ToolSchema).nullish(),
+    tool_choice: z.union([z.enum(["none", "auto", "required"]), NamedToolChoiceSchema]).nullish(),
+  })
+  .superRefine((r, ctx) => {
+    const fail = (path: string, message: string): void => {
+      ctx.addIssue({ code: "custom", path: [path], message });
+    };
+    if (r.temperature != null) {
+      if (!Number.isFinite(r.temperature) || r.temperature < 0) fail("temperature", `temperature must be non-negative, got ${r.temperature}.`);
+      else if (r.temperature > 2) fail("temperature", `temperature must be in [0, 2], got ${r.temperature}.`);
+    }
+    if (r.top_p != null && !(r.top_p > 0 && r.top_p <= 1)) fail("top_p", `top_p must be in (0, 1], got ${r.top_p}.`);
+    for (const key of ["presence_penalty", "frequency_penalty"] as const) {
+      const v = r[key];
+      if (v != null && !(v >= -2 && v <= 2)) fail(key, `${key} must be in [-2, 2], got ${v}.`);
+    }
+    for (const key of ["max_tokens", "max_completion_tokens"] as const) {
+      const v = r[key];
+      if (v != null && v < 1) fail(key, `max_tokens must be at least 1, got ${v}.`);
+    }
+    if (r.n != null) {
+      if (r.n < 1) fail("n", `n must be at least 1, got ${r.n}.`);
+      // Multiple choices are not simulated; say so rather than silently answering one.
+      else if (r.n > 1) fail("n", "n > 1 is not supported by the simulator.");
+    }
+    const stops = typeof r.stop === "string" ? [r.stop] : (r.stop ?? []);
+    if (stops.some((s) => s.length === 0)) fail("stop", "stop cannot contain an empty string.");
+    if (r.stream_options != null && r.stream !== true) fail("stream_options", "Stream options can only be defined when `stream=True`.");
+    if (r.tool_choice != null && r.tool_choice !== "none" && r.tools == null) fail("tool_choice", "When using `tool_choice`, `tools` must be set.");
+    if (r.tools != null && r.tools.length === 0) fail("tools", "`tools` must contain at least one tool.");
+    if (r.tools != null && typeof r.tool_choice === "object" && r.tool_choice !== null) {
+      const name = r.tool_choice.function.name;
+      if (!r.tools.some((t) => t.function.name === name)) fail("tool_choice", `The tool specified in \`tool_choice\` (${name}) does not match any of the specified \`tools\`.`);
+    }
+  });
+
+export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
+export type ChatMessage = ChatCompletionRequest["messages"][number];
+export type ChatTool = NonNullable<ChatCompletionRequest["tools"]>[number];
+
+/** Stop sequences as a list. */
+export function stopSequences(r: ChatCompletionRequest): string[] {
+  if (r.stop == null) return [];
+  return typeof r.stop === "string" ? [r.stop] : r.stop;
+}
+
+/** `max_completion_tokens` wins over the deprecated `max_tokens`, as in vLLM. */
+export function requestedMaxTokens(r: ChatCompletionRequest): number | null {
+  return r.max_completion_tokens ?? r.max_tokens ?? null;
+}
+
+/** vLLM defaults `include_usage` to true once a `stream_options` object is present. */
+export function includeUsage(r: ChatCompletionRequest): boolean {
+  return r.stream_options != null && r.stream_options.include_usage !== false;
+}

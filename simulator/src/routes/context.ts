@@ -1,0 +1,84 @@
+import { randomUUID } from "node:crypto";
+import type { Request, Response } from "express";
+import type { SimulatorConfig } from "../config";
+import type { InferenceEngine } from "../engine";
+import { VllmError, injectedError, modelNotFound } from "../errors";
+import type { SimulatorMetrics } from "../metrics";
+import type { StatCounters } from "../stats";
+
+/** What the route handlers share: one per simulator instance. */
+export interface SimulatorContext {
+  config: SimulatorConfig;
+  engine: InferenceEngine;
+  metrics: SimulatorMetrics;
+  counters: StatCounters;
+  isReady(): boolean;
+}
+
+/**
+ * vLLM accepts a missing or empty `model` (base model) and echoes the requested alias back; any other
+ * name not served is a 404.
+ */
+export function resolveModel(config: SimulatorConfig, requested: string | null | undefined): string {
+  const primary = config.models[0] as string;
+  if (!requested) return primary;
+  if (!config.models.includes(requested)) throw modelNotFound(requested);
+  return requested;
+}
+
+/** vLLM derives response ids from an incoming X-Request-Id, else a random uuid hex. */
+export function requestIdFor(req: Request): string {
+  const header = req.get("x-request-id");
+  return header && header.length > 0 ? header : randomUUID().replace(/-/g, "");
+}
+
+export function unixSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+/**
+ * Bookkeeping and the faults that apply before the body is even looked at: not ready yet, and the
+ * `X-Return-Error: <status>` header (llm-d sim's deterministic failure injection).
+ */
+export function beginInferenceRequest(ctx: SimulatorContext, req: Request): void {
+  ctx.counters.requestsTotal++;
+  ctx.counters.lastRequestHeaders = { ...req.headers };
+  if (!ctx.isReady()) throw new VllmError(503, "The server is not ready yet: the model is still loading.");
+  const forced = req.get("x-return-error");
+  if (forced !== undefined) {
+    const status = Number(forced);
+    if (!Number.isInteger(status) || status < 400 || status > 599) {
+      throw new VllmError(400, `X-Return-Error must be an HTTP error status (400-599), got "${forced}".`);
+    }
+    ctx.counters.failedTotal++;
+    throw injectedError(status);
+  }
+}
+
+/** Random failures at `failureRate`, applied to otherwise valid requests. */
+export function maybeInjectFailure(ctx: SimulatorContext): void {
+  if (ctx.config.failureRate > 0 && Math.random() < ctx.config.failureRate) {
+    ctx.counters.failedTotal++;
+    throw injectedError(ctx.config.failureStatus);
+  }
+}
+
+/** Token count after which to cut the connection for this request: header `X-Drop-After-Tokens` or config. */
+export function dropAfterTokens(ctx: SimulatorContext, req: Request): number | undefined {
+  const header = req.get("x-drop-after-tokens");
+  if (header !== undefined) {
+    const n = Number(header);
+    if (!Number.isInteger(n) || n < 0) throw new VllmError(400, `X-Drop-After-Tokens must be a non-negative integer, got "${header}".`);
+    return n;
+  }
+  return ctx.config.dropStreamAfterTokens;
+}
+
+/** An AbortSignal that fires when the client goes away before the response has finished. */
+export function clientGoneSignal(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) controller.abort(new Error("client disconnected"));
+  });
+  return controller.signal;
+}

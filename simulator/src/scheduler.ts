@@ -1,0 +1,97 @@
+/**
+ * Admission control like vLLM's scheduler: at most `maxRunning` sequences generate at once and the rest
+ * wait FIFO in a bounded queue (llm-d sim `--max-waiting-queue-length`); a full queue rejects at once.
+ */
+
+export class QueueFullError extends Error {
+  constructor(readonly maxWaiting: number) {
+    super(`Too many requests: the waiting queue is full (max ${maxWaiting} waiting requests).`);
+    this.name = "QueueFullError";
+  }
+}
+
+/** A running sequence's slot; `tokens` is its KV-cache footprint while it runs. */
+export interface Slot {
+  tokens: number;
+  release(): void;
+}
+
+interface Waiter {
+  grant(slot: Slot): void;
+}
+
+export class Scheduler {
+  private runningSlots = new Set<Slot>();
+  private waiters: Waiter[] = [];
+
+  constructor(
+    private readonly maxRunning: number,
+    private readonly maxWaiting: number,
+    private readonly blockSize: number,
+  ) {}
+
+  get running(): number {
+    return this.runningSlots.size;
+  }
+
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  /** KV blocks held by running sequences (each sequence rounds up to whole blocks, as paged attention does). */
+  get blocksInUse(): number {
+    let blocks = 0;
+    for (const slot of this.runningSlots) blocks += Math.ceil(slot.tokens / this.blockSize);
+    return blocks;
+  }
+
+  /**
+   * Reserves a place: throws QueueFullError synchronously (so callers can still answer 429 before
+   * committing to a streaming response), otherwise resolves once a slot is free. Rejects on abort.
+   */
+  admit(signal: AbortSignal): Promise<Slot> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.runningSlots.size < this.maxRunning && this.waiters.length === 0) {
+      return Promise.resolve(this.createSlot());
+    }
+    if (this.waiters.length >= this.maxWaiting) throw new QueueFullError(this.maxWaiting);
+    return new Promise<Slot>((resolve, reject) => {
+      const waiter: Waiter = {
+        grant: (slot) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(slot);
+        },
+      };
+      const onAbort = (): void => {
+        const at = this.waiters.indexOf(waiter);
+        if (at !== -1) this.waiters.splice(at, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private createSlot(): Slot {
+    let released = false;
+    const slot: Slot = {
+      tokens: 0,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.runningSlots.delete(slot);
+        this.grantNext();
+      },
+    };
+    this.runningSlots.add(slot);
+    return slot;
+  }
+
+  private grantNext(): void {
+    while (this.runningSlots.size < this.maxRunning) {
+      const next = this.waiters.shift();
+      if (!next) return;
+      next.grant(this.createSlot());
+    }
+  }
+}

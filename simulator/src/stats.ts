@@ -1,0 +1,36 @@
+import type { IncomingHttpHeaders } from "node:http";
+
+/** Counters a test can read without scraping /metrics. */
+export interface SimulatorStats {
+  /** Inference requests received (chat + embeddings), whatever their outcome. */
+  requestsTotal: number;
+  /** Requests answered in full. */
+  completedTotal: number;
+  /** Requests whose client went away before the answer was complete. */
+  cancelledTotal: number;
+  /** 429s because running + waiting were full. */
+  rejectedTotal: number;
+  /** Injected failures: X-Return-Error, failureRate, dropped streams. */
+  failedTotal: number;
+  running: number;
+  waiting: number;
+  prefixCacheHitTokens: number;
+  prefixCacheQueryTokens: number;
+  /** Headers of the most recent inference request (e.g. to assert x-request-id forwarding). */
+  lastRequestHeaders: IncomingHttpHeaders;
+}
+
+export type StatCounters = Omit<SimulatorStats, "running" | "waiting">;
+
+export function createCounters(): StatCounters {
+  return {
+    requestsTotal: 0,
+    completedTotal: 0,
+    cancelledTotal: 0,
+    rejectedTotal: 0,
+    failedTotal: 0,
+    prefixCacheHitTokens: 0,
+    prefixCacheQueryTokens: 0,
+    lastRequestHeaders: {},
+  };
+}
