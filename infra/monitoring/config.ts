@@ -1,0 +1,189 @@
+// The `monitoring:` configuration namespace: one zod schema, exactly the spec's key table (plus the viewer's
+// embedding block, see README), validated in one pass so that `pulumi preview` prints every offending key at once.
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../platform/config";
+import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import {
+  type ChartComponent,
+  type Component,
+  COMPONENTS,
+  DEFAULT_S3_CLIENT_IMAGE,
+  defaultChartPath,
+  PINNED_CHARTS,
+} from "./constants";
+
+export const CONFIG_NAMESPACE = "monitoring";
+
+/** Keys that hold secrets: read only with `config.requireSecret`, never parsed as plain values. */
+export const SECRET_KEYS = ["s3Password", "viewerAdminPassword"] as const;
+export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
+
+/** Keys that Pulumi passes JSON-encoded (lists and maps). */
+const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding"]);
+
+/** Stands in for a secret value during validation: the schema checks presence only, never the value. */
+const PRESENT = "<set>";
+
+const chartVersion = z.string().regex(/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, "must be a chart version such as 14.1.0");
+const nonEmpty = z.string().min(1, "must not be empty");
+const secretPresence = z.literal(PRESENT);
+/** S3 bucket naming rules (3–63 chars, lowercase, digits, '.', '-'). */
+const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name");
+/** Kubernetes label keys/values as nodeSelector entries. */
+const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
+const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
+
+/** Which keys each enabled component needs (spec: "All config keys of enabled components must be present"). */
+export const REQUIRED_BY_COMPONENT: Readonly<Record<Component, readonly string[]>> = {
+  logstore: ["logstoreVersion", "s3Endpoint", "s3BucketLogstore", "s3User"],
+  viewer: ["viewerVersion", "viewerAdminPassword"],
+  collector: ["collectorVersion"],
+  dashboards: [],
+  metrics: [],
+};
+
+export const monitoringSchema = z
+  .object({
+    components: z
+      .array(z.enum(COMPONENTS))
+      .refine((list) => new Set(list).size === list.length, "must not list a component twice"),
+    logstoreVersion: chartVersion.optional(),
+    viewerVersion: chartVersion.optional(),
+    collectorVersion: chartVersion.optional(),
+    logstoreChartPath: nonEmpty.optional(),
+    viewerChartPath: nonEmpty.optional(),
+    collectorChartPath: nonEmpty.optional(),
+    logstoreStorageClass: dnsSubdomain.optional(),
+    metricsStorageClass: dnsSubdomain.optional(),
+    s3Endpoint: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
+      .optional(),
+    s3BucketLogstore: bucketName.optional(),
+    s3User: nonEmpty.optional(),
+    s3Password: secretPresence,
+    s3ClientImage: nonEmpty.optional(),
+    viewerAdminPassword: secretPresence.optional(),
+    cloudProvider: nonEmpty,
+    nodeSelector: z.record(labelKey, labelValue).optional(),
+    viewerEmbedding: z
+      .object({
+        subPath: z
+          .string()
+          .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "must be a path such as /monitoring/viewer (no trailing slash)"),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .superRefine(
+    (value, ctx) => {
+      // Runs even when other keys already failed, so one message names every offending key.
+      const listed = Array.isArray(value.components) ? value.components : [];
+      const present = value as Record<string, unknown>;
+      for (const component of COMPONENTS) {
+        if (!listed.includes(component)) continue;
+        for (const key of REQUIRED_BY_COMPONENT[component]) {
+          if (present[key] === undefined) {
+            ctx.addIssue({ code: "custom", path: [key], message: `required because ${component} is enabled` });
+          }
+        }
+      }
+      if (listed.includes("dashboards") && !listed.includes("viewer")) {
+        ctx.addIssue({ code: "custom", path: ["components"], message: "dashboards needs viewer listed too (the viewer loads them)" });
+      }
+    },
+    { when: () => true },
+  );
+
+export type MonitoringSchema = z.infer<typeof monitoringSchema>;
+
+export interface ChartSettings {
+  readonly version: string;
+  /** Absolute or repository-relative path of the chart archive. */
+  readonly chartPath: string;
+}
+
+/** The validated configuration, shaped per component. Secrets are not in here: see `loadMonitoringSecrets`. */
+export interface MonitoringConfig {
+  readonly components: ReadonlySet<Component>;
+  readonly cloudProvider: string;
+  readonly nodeSelector: Readonly<Record<string, string>>;
+  readonly logstore?: ChartSettings & {
+    readonly storageClass?: string;
+    readonly s3: { readonly endpoint: string; readonly bucket: string; readonly user: string };
+    readonly s3ClientImage: string;
+  };
+  readonly viewer?: ChartSettings & { readonly embedding?: { readonly subPath: string } };
+  readonly collector?: ChartSettings & { readonly labelDomain: string };
+  readonly metrics?: ChartSettings & { readonly storageClass?: string };
+  readonly dashboards: { readonly logs: boolean; readonly metrics: boolean };
+}
+
+function chart(component: ChartComponent, version: string, override: string | undefined): ChartSettings {
+  return { version, chartPath: override ?? defaultChartPath(component, version) };
+}
+
+/**
+ * Validates the raw namespace (strings as in PULUMI_CONFIG, without the `monitoring:` prefix) plus the shared
+ * `platform:labelDomain`. Throws one ConfigError naming every offending key.
+ */
+export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): MonitoringConfig {
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if ((SECRET_KEYS as readonly string[]).includes(key)) input[key] = value === "" ? undefined : PRESENT;
+    else input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
+  }
+  const parsed = monitoringSchema.safeParse(input);
+  const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
+  const listed = Array.isArray(input.components) ? (input.components as unknown[]) : [];
+  // The collector filters and labels by the shared platform label domain, so it is part of this validation.
+  if (listed.includes("collector")) problems.push(...checkLabelDomain(labelDomain));
+  if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
+
+  const c = parsed.data;
+  const on = new Set(c.components);
+  return {
+    components: on,
+    cloudProvider: c.cloudProvider,
+    nodeSelector: c.nodeSelector ?? {},
+    logstore: on.has("logstore")
+      ? {
+          ...chart("logstore", c.logstoreVersion as string, c.logstoreChartPath),
+          storageClass: c.logstoreStorageClass,
+          s3: { endpoint: c.s3Endpoint as string, bucket: c.s3BucketLogstore as string, user: c.s3User as string },
+          s3ClientImage: c.s3ClientImage ?? DEFAULT_S3_CLIENT_IMAGE,
+        }
+      : undefined,
+    viewer: on.has("viewer")
+      ? { ...chart("viewer", c.viewerVersion as string, c.viewerChartPath), embedding: c.viewerEmbedding }
+      : undefined,
+    collector: on.has("collector")
+      ? { ...chart("collector", c.collectorVersion as string, c.collectorChartPath), labelDomain: labelDomain as string }
+      : undefined,
+    // The key table has no metrics version or path key: the metrics chart is pinned here (see README).
+    metrics: on.has("metrics")
+      ? { ...chart("metrics", PINNED_CHARTS.metrics.version, undefined), storageClass: c.metricsStorageClass }
+      : undefined,
+    dashboards: { logs: on.has("dashboards") && on.has("viewer"), metrics: on.has("dashboards") && on.has("viewer") && on.has("metrics") },
+  };
+}
+
+/** Reads and validates the stack's `monitoring:` namespace. */
+export function loadMonitoringConfig(): MonitoringConfig {
+  return parseMonitoringConfig(readNamespace(CONFIG_NAMESPACE), pulumi.runtime.allConfig()[LABEL_DOMAIN_KEY]);
+}
+
+export interface MonitoringSecrets {
+  readonly s3Password: pulumi.Output<string>;
+  readonly viewerAdminPassword?: pulumi.Output<string>;
+}
+
+/** The secrets, only ever as secret Outputs. Call after `loadMonitoringConfig` succeeded. */
+export function loadMonitoringSecrets(cfg: MonitoringConfig): MonitoringSecrets {
+  const config = new pulumi.Config(CONFIG_NAMESPACE);
+  return {
+    s3Password: config.requireSecret("s3Password"),
+    viewerAdminPassword: cfg.viewer ? config.requireSecret("viewerAdminPassword") : undefined,
+  };
+}

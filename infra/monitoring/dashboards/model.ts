@@ -1,0 +1,157 @@
+// Minimal builders for Grafana dashboard JSON (schemaVersion 39): enough structure for real panels, nothing more.
+import { DATASOURCE_UIDS } from "../constants";
+
+export type DatasourceKind = "logstore" | "metrics";
+
+export interface DatasourceRef {
+  readonly type: "loki" | "prometheus";
+  readonly uid: string;
+}
+
+export function datasourceRef(kind: DatasourceKind): DatasourceRef {
+  return kind === "logstore" ? { type: "loki", uid: DATASOURCE_UIDS.logstore } : { type: "prometheus", uid: DATASOURCE_UIDS.metrics };
+}
+
+export interface Target {
+  readonly refId: string;
+  readonly expr: string;
+  readonly legendFormat?: string;
+  readonly datasource: DatasourceRef;
+  readonly queryType?: "range" | "instant";
+}
+
+export interface Panel {
+  readonly id: number;
+  readonly type: "timeseries" | "logs" | "stat" | "table";
+  readonly title: string;
+  readonly description?: string;
+  readonly datasource: DatasourceRef;
+  readonly gridPos: { x: number; y: number; w: number; h: number };
+  readonly targets: Target[];
+  readonly fieldConfig: { defaults: Record<string, unknown>; overrides: unknown[] };
+  readonly options: Record<string, unknown>;
+}
+
+export interface Variable {
+  readonly name: string;
+  readonly label: string;
+  readonly type: "query";
+  readonly datasource: DatasourceRef;
+  readonly query: string | Record<string, unknown>;
+  readonly definition: string;
+  readonly includeAll: true;
+  readonly allValue: ".*";
+  readonly multi: true;
+  readonly refresh: 2;
+  readonly current: { text: string; value: string };
+}
+
+export interface Dashboard {
+  readonly uid: string;
+  readonly title: string;
+  readonly tags: string[];
+  readonly datasourceKind: DatasourceKind;
+  readonly editable: false;
+  readonly schemaVersion: 39;
+  readonly time: { from: string; to: string };
+  readonly refresh: string;
+  readonly timezone: "browser";
+  readonly templating: { list: Variable[] };
+  readonly panels: Panel[];
+}
+
+export interface PanelSpec {
+  readonly type: Panel["type"];
+  readonly title: string;
+  readonly description?: string;
+  readonly exprs: readonly { expr: string; legend?: string }[];
+  readonly unit?: string;
+  /** Width in grid columns (of 24); panels flow left to right, then wrap. */
+  readonly w?: number;
+  readonly h?: number;
+}
+
+/** Lays out panels on Grafana's 24-column grid and numbers them. */
+export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): Panel[] {
+  const ds = datasourceRef(kind);
+  let x = 0;
+  let y = 0;
+  let rowHeight = 0;
+  return specs.map((spec, i) => {
+    const w = spec.w ?? 12;
+    const h = spec.h ?? (spec.type === "logs" ? 12 : 8);
+    if (x + w > 24) {
+      x = 0;
+      y += rowHeight;
+      rowHeight = 0;
+    }
+    const gridPos = { x, y, w, h };
+    x += w;
+    rowHeight = Math.max(rowHeight, h);
+    const options: Record<string, unknown> =
+      spec.type === "logs"
+        ? { showTime: true, wrapLogMessage: true, sortOrder: "Descending", enableLogDetails: true }
+        : spec.type === "stat"
+          ? { reduceOptions: { calcs: ["lastNotNull"], fields: "", values: false }, colorMode: "value" }
+          : { legend: { displayMode: "list", placement: "bottom" }, tooltip: { mode: "multi" } };
+    return {
+      id: i + 1,
+      type: spec.type,
+      title: spec.title,
+      ...(spec.description ? { description: spec.description } : {}),
+      datasource: ds,
+      gridPos,
+      targets: spec.exprs.map((e, j) => ({
+        refId: String.fromCharCode(65 + j),
+        expr: e.expr,
+        ...(e.legend ? { legendFormat: e.legend } : {}),
+        datasource: ds,
+        ...(spec.type === "stat" ? { queryType: "instant" as const } : { queryType: "range" as const }),
+      })),
+      fieldConfig: { defaults: spec.unit ? { unit: spec.unit } : {}, overrides: [] },
+      options,
+    };
+  });
+}
+
+/** A multi-select template variable with "All" (= `.*`). Log variables use the Loki label-values query type. */
+export function variable(kind: DatasourceKind, name: string, label: string, source: { label: string; selector: string }): Variable {
+  const ds = datasourceRef(kind);
+  const definition = `label_values(${source.selector}, ${source.label})`;
+  return {
+    name,
+    label,
+    type: "query",
+    datasource: ds,
+    query: kind === "logstore" ? { type: 1, label: source.label, stream: source.selector, refId: "LokiVariableQueryEditor-VariableQuery" } : { query: definition, refId: "PrometheusVariableQueryEditor-VariableQuery" },
+    definition,
+    includeAll: true,
+    allValue: ".*",
+    multi: true,
+    refresh: 2,
+    current: { text: "All", value: "$__all" },
+  };
+}
+
+export function dashboard(args: {
+  uid: string;
+  title: string;
+  tags: string[];
+  kind: DatasourceKind;
+  variables?: Variable[];
+  panels: readonly PanelSpec[];
+}): Dashboard {
+  return {
+    uid: args.uid,
+    title: args.title,
+    tags: args.tags,
+    datasourceKind: args.kind,
+    editable: false,
+    schemaVersion: 39,
+    time: { from: "now-6h", to: "now" },
+    refresh: "30s",
+    timezone: "browser",
+    templating: { list: args.variables ?? [] },
+    panels: buildPanels(args.kind, args.panels),
+  };
+}

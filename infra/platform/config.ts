@@ -1,0 +1,64 @@
+// Helpers shared by every stack's config module: read one config namespace as raw strings and turn zod issues
+// into ONE error that names every offending key (that message is what `pulumi preview` prints).
+import * as pulumi from "@pulumi/pulumi";
+import type { z } from "zod";
+
+/** Thrown for invalid stack configuration; the message lists every offending key, one per line. */
+export class ConfigError extends Error {
+  constructor(
+    readonly namespace: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `Invalid stack configuration (${problems.length} problem${problems.length === 1 ? "" : "s"}):\n` +
+        problems.map((p) => `  - ${p}`).join("\n"),
+    );
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Every key of one config namespace as the runtime holds it: strings, with structured values (lists, maps)
+ * JSON-encoded, exactly as the Pulumi language host passes them in PULUMI_CONFIG.
+ */
+export function readNamespace(namespace: string): Record<string, string> {
+  const prefix = `${namespace}:`;
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(pulumi.runtime.allConfig())) {
+    if (key.startsWith(prefix)) out[key.slice(prefix.length)] = value;
+  }
+  return out;
+}
+
+/** True when the stack has at least one key in the namespace (how the composition root decides to deploy a part). */
+export function hasNamespace(namespace: string): boolean {
+  return Object.keys(readNamespace(namespace)).length > 0;
+}
+
+/** `namespace:key: message` lines from zod issues; `fallbackKey` names issues raised at the root. */
+export function issuesToLines(namespace: string, issues: readonly z.core.$ZodIssue[], fallbackKey?: string): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const k of issue.keys) lines.push(`${namespace}:${k}: unknown key`);
+      continue;
+    }
+    const [head, ...rest] = issue.path.map(String);
+    const key = head ?? fallbackKey ?? "(root)";
+    const sub = rest.length > 0 ? ` [${rest.join(".")}]` : "";
+    lines.push(`${namespace}:${key}${sub}: ${issue.message}`);
+  }
+  return [...new Set(lines)];
+}
+
+/**
+ * Decodes a raw config string for a structured key. Pulumi passes lists and maps JSON-encoded; a value that is
+ * not valid JSON is returned unchanged so that the schema reports it as the wrong type.
+ */
+export function decodeStructured(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,72 @@
+// Platform pod labels shared by every stack of the platform.
+//
+// The collector (monitoring stack) filters pods by `<label_domain>/platform=ai-platform` and promotes a few
+// `<label_domain>/…` labels to log stream labels; the model-serving stack stamps the same labels on its pods.
+// Both must agree on ONE domain, so it is read from a single shared config key, `platform:labelDomain`,
+// here and nowhere else.
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { ConfigError, issuesToLines } from "./config";
+
+/** Value of the `<label_domain>/platform` label on every platform pod. */
+export const PLATFORM_NAME = "ai-platform";
+
+/** Config namespace and key of the shared label domain. */
+export const LABEL_DOMAIN_KEY = "platform:labelDomain";
+
+/**
+ * A DNS subdomain as Kubernetes requires for a label prefix (RFC 1123: lowercase alphanumerics and '-',
+ * dot-separated, at most 253 characters, each part at most 63).
+ */
+export const dnsSubdomain = z
+  .string()
+  .max(253, "must be at most 253 characters")
+  .regex(
+    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/,
+    "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), e.g. ai-platform.example.com",
+  );
+
+/** The platform label keys under one domain. */
+export interface PlatformLabelKeys {
+  readonly platform: string;
+  readonly modelSlug: string;
+  readonly modelCategory: string;
+  readonly nodegroup: string;
+}
+
+export function platformLabelKeys(labelDomain: string): PlatformLabelKeys {
+  return {
+    platform: `${labelDomain}/platform`,
+    modelSlug: `${labelDomain}/model-slug`,
+    modelCategory: `${labelDomain}/model-category`,
+    nodegroup: `${labelDomain}/nodegroup`,
+  };
+}
+
+/** Validates a raw label domain; returns the issues as `key: message` lines (empty when valid). */
+export function checkLabelDomain(raw: string | undefined): string[] {
+  if (raw === undefined || raw === "") return [`${LABEL_DOMAIN_KEY}: required (shared label domain of platform pods)`];
+  const parsed = dnsSubdomain.safeParse(raw);
+  return parsed.success ? [] : issuesToLines("platform", parsed.error.issues, "labelDomain");
+}
+
+/** Reads and validates `platform:labelDomain` from the stack configuration. */
+export function loadLabelDomain(): string {
+  const raw = pulumi.runtime.allConfig()[LABEL_DOMAIN_KEY];
+  const problems = checkLabelDomain(raw);
+  if (problems.length > 0) throw new ConfigError("platform", problems);
+  return raw as string;
+}
+
+/**
+ * Recommended Kubernetes labels for objects this repository creates directly (not through a chart).
+ * `part-of` is the platform name so that any stack can select what the platform owns.
+ */
+export function standardLabels(name: string, component: string): Record<string, string> {
+  return {
+    "app.kubernetes.io/name": name,
+    "app.kubernetes.io/component": component,
+    "app.kubernetes.io/part-of": PLATFORM_NAME,
+    "app.kubernetes.io/managed-by": "pulumi",
+  };
+}

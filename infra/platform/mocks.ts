@@ -1,0 +1,103 @@
+// Runs a Pulumi program on the engine's own mocks (no CLI, no cluster) and records every resource it declares.
+// Used by unit tests of every stack and by the offline render, so both see exactly the same thing.
+import * as pulumi from "@pulumi/pulumi";
+
+/** Pulumi marks secret values on the wire with this signature (see @pulumi/pulumi runtime/rpc). */
+const SIG_KEY = "4dabf18193072939515e22adb298388d";
+const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
+
+/** What replaces a secret value everywhere a recorded input is shown. */
+export const SECRET_PLACEHOLDER = "[secret]";
+
+export interface ResourceRecord {
+  /** Pulumi type token, e.g. `kubernetes:core/v1:ConfigMap`. */
+  readonly type: string;
+  readonly name: string;
+  /** Inputs as the engine received them; secret values are still wrapped (see `redactSecrets`). */
+  readonly inputs: Record<string, unknown>;
+  /** false for component resources (including the multi-language helm v4 Chart). */
+  readonly custom: boolean;
+}
+
+export interface MockRunOptions {
+  /** `namespace:key` to raw string value, as in PULUMI_CONFIG. */
+  readonly config: Record<string, string>;
+  /** Keys of `config` that are secrets (as in PULUMI_CONFIG_SECRET_KEYS). */
+  readonly secretKeys?: readonly string[];
+  readonly project?: string;
+  readonly stack?: string;
+  /** Run as a preview (unknowns stay unknown). Default false, so applies resolve. */
+  readonly preview?: boolean;
+}
+
+export interface MockRunResult<T> {
+  readonly resources: ResourceRecord[];
+  readonly outputs: T;
+}
+
+/** True for a value the engine marked secret. */
+export function isSecretValue(v: unknown): v is { value: unknown } {
+  return typeof v === "object" && v !== null && (v as Record<string, unknown>)[SIG_KEY] === SECRET_SIG;
+}
+
+/** Every leaf of a value replaced by `[secret]`, keeping its shape (a Secret's `stringData` stays a map). */
+function redactLeaves(v: unknown): unknown {
+  if (isSecretValue(v)) return redactLeaves(v.value);
+  if (Array.isArray(v)) return v.map(redactLeaves);
+  if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactLeaves(x)]));
+  return SECRET_PLACEHOLDER;
+}
+
+/** Deep copy with every secret value replaced by `[secret]` (maps and lists keep their keys and length). */
+export function redactSecrets(v: unknown): unknown {
+  if (isSecretValue(v)) return redactLeaves(v.value);
+  if (Array.isArray(v)) return v.map(redactSecrets);
+  if (v !== null && typeof v === "object") {
+    if (pulumi.asset.Asset.isInstance(v) || pulumi.asset.Archive.isInstance(v)) return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, redactSecrets(x)]));
+  }
+  return v;
+}
+
+/** Deep copy with every secret unwrapped to its value (tests use it to check a secret reached the right place). */
+export function revealSecrets(v: unknown): unknown {
+  if (isSecretValue(v)) return revealSecrets(v.value);
+  if (Array.isArray(v)) return v.map(revealSecrets);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revealSecrets(x)]));
+  }
+  return v;
+}
+
+/**
+ * Installs the mocks with the given configuration, runs `program`, waits until every registration has reached the
+ * (mock) engine and returns what was declared. Resources get their inputs back as state, plus an id and, for
+ * Kubernetes objects, a `metadata.name` (the provider would auto-name them).
+ */
+export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockRunOptions): Promise<MockRunResult<T>> {
+  const resources: ResourceRecord[] = [];
+  pulumi.runtime.setAllConfig({ ...opts.config }, [...(opts.secretKeys ?? [])]);
+  await pulumi.runtime.setMocks(
+    {
+      newResource(args: pulumi.runtime.MockResourceArgs) {
+        resources.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });
+        const state: Record<string, unknown> = { ...args.inputs };
+        if (args.type.startsWith("kubernetes:") && args.custom !== false) {
+          const metadata = (args.inputs.metadata ?? {}) as Record<string, unknown>;
+          state.metadata = { ...metadata, name: metadata.name ?? args.name };
+        }
+        return { id: `${args.name}-id`, state };
+      },
+      call(args: pulumi.runtime.MockCallArgs) {
+        return args.inputs;
+      },
+    },
+    opts.project ?? "ai-platform",
+    opts.stack ?? "test",
+    opts.preview ?? false,
+  );
+  const outputs = await program();
+  // Drain the RPC queue: registrations made inside applies land before we read `resources`.
+  await pulumi.runtime.disconnect();
+  return { resources, outputs };
+}
