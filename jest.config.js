@@ -4,7 +4,7 @@ module.exports = {
   roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments"],
   testMatch: ["**/*.test.ts"],
   transform: {
-    "^.+\\.ts$": ["ts-jest", { isolatedModules: true, tsconfig: "tsconfig.json" }],
+    "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }],
   },
   // Servers on loopback need a little more than the default 5 s on a loaded 2-core machine.
   testTimeout: 30000,

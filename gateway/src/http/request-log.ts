@@ -43,7 +43,7 @@ export function requestLogging(log: Logger) {
             path: req.path,
             status: res.statusCode,
             latencyMs: Math.round(latencyMs * 10) / 10,
-            key: callerKey(res)?.name,
+            apiKeyName: callerKey(res)?.name,
             clientAborted: !res.writableFinished,
             ...fields,
           },

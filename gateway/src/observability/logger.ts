@@ -13,7 +13,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       base: { service: "gateway" },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ["req.headers.authorization", "req.headers.cookie", "headers.authorization", "authorization", "apiKey", "key"],
+        paths: ["req.headers.authorization", "req.headers.cookie", "headers.authorization", "authorization", "apiKey"],
         censor: "[redacted]",
       },
     },

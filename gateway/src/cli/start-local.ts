@@ -1,0 +1,60 @@
+/**
+ * `npm start`: the embedded default. A simulated replica set for each model of the local fleet and the
+ * gateway in front of them, on $PORT (default 8080), accepting the key in $GATEWAY_API_KEY (or a fresh one).
+ */
+import { generateApiKey } from "../auth/api-keys";
+import { parseCatalog } from "../config/load-catalog";
+import { settingsFromEnv } from "../config/settings";
+import { startLocalFleet } from "../local/fleet";
+import { startGateway } from "../server";
+
+async function main(): Promise<void> {
+  const givenKey = process.env.GATEWAY_API_KEY;
+  const apiKey = givenKey || generateApiKey();
+  // Loopback by default: the embedded default is for the machine it runs on.
+  const settings = settingsFromEnv(process.env, {
+    apiKey,
+    host: process.env.GATEWAY_HOST ?? "127.0.0.1",
+    healthIntervalMs: Number(process.env.GATEWAY_HEALTH_INTERVAL_MS ?? 2000),
+  });
+
+  const fleet = await startLocalFleet();
+  const gateway = await startGateway({ settings, catalog: parseCatalog(fleet.catalog, "local fleet") });
+  const models = gateway.registry.all().map((p) => `${p.model.id} (${p.model.category}, ${p.replicas.length} replica${p.replicas.length > 1 ? "s" : ""})`);
+  const chatModel = gateway.registry.all().find((p) => p.model.category === "generative")?.model.id ?? "MODEL";
+  const base = `${gateway.url}/v1`;
+  // The key is printed once; the examples read it from the variables the OpenAI SDKs already honour.
+  process.stderr.write(
+    [
+      "",
+      "AI Platform gateway is up (simulated model servers, no GPU needed).",
+      `  Models: ${models.join(", ")}`,
+      givenKey ? "  API key: the value of $GATEWAY_API_KEY" : "  API key: generated for this run (set GATEWAY_API_KEY to choose your own)",
+      "",
+      "Paste into a shell:",
+      `  export OPENAI_BASE_URL=${base}`,
+      `  export OPENAI_API_KEY=${givenKey ? '"$GATEWAY_API_KEY"' : apiKey}`,
+      `  curl -s "$OPENAI_BASE_URL/chat/completions" -H "Authorization: Bearer $OPENAI_API_KEY" \\`,
+      `    -H "Content-Type: application/json" -d '{"model":"${chatModel}","messages":[{"role":"user","content":"Say hello"}]}'`,
+      "",
+      "Or from Node with the official SDK (it reads both variables):",
+      `  node -e 'new (require("openai"))().chat.completions.create({model:"${chatModel}",messages:[{role:"user",content:"Say hello"}]}).then(r=>console.log(r.choices[0].message.content))'`,
+      "",
+      `Base URL: ${base}    Ctrl-C stops it.`,
+      "",
+    ].join("\n"),
+  );
+
+  const stop = async () => {
+    await gateway.close();
+    await fleet.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", () => void stop());
+  process.once("SIGTERM", () => void stop());
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,162 @@
+import { createParser } from "eventsource-parser";
+import { z } from "zod";
+import { startHarness, waitFor, chatBody, type Harness } from "../support/harness";
+
+const EnvelopeSchema = z.strictObject({
+  error: z.strictObject({ message: z.string().min(1), type: z.string().min(1), param: z.string().nullable(), code: z.string().nullable() }),
+});
+
+async function expectEnvelope(res: Response, status: number, code?: string | null) {
+  expect(res.status).toBe(status);
+  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  expect(res.headers.get("x-request-id")).toBeTruthy();
+  const body = EnvelopeSchema.parse(await res.json());
+  if (code !== undefined) expect(body.error.code).toBe(code);
+  return body.error;
+}
+
+/** Reads SSE events from a fetch response as they arrive. */
+async function* sseEvents(res: Response): AsyncGenerator<string> {
+  const queue: string[] = [];
+  const parser = createParser({ onEvent: (e) => queue.push(e.data) });
+  const decoder = new TextDecoder();
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    while (queue.length) yield queue.shift()!;
+  }
+}
+
+describe("HTTP contract of the gateway", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(
+      [
+        { id: "chat-model", replicas: 2 },
+        { id: "embed-model", category: "embedder" },
+        { id: "renamed", upstreamModel: "internal-weights-name" },
+        { id: "failing", sim: { failureRate: 1, failureStatus: 500 } },
+        { id: "queue-full", sim: { failureRate: 1, failureStatus: 429 } },
+        { id: "slow-model", sim: { latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 30, prefillTimePerTokenMs: 0 } } },
+        { id: "late-model", sim: { startupDelayMs: 700 } },
+      ],
+      { bodyLimitBytes: 64 * 1024 },
+    );
+  });
+  afterAll(() => h.close());
+
+  it("401 envelope without a key, with a wrong scheme, and with a wrong key", async () => {
+    await expectEnvelope(await h.fetch("/v1/models", { headers: { authorization: "" } }), 401, "invalid_api_key");
+    await expectEnvelope(await h.fetch("/v1/models", { headers: { authorization: `Basic ${h.key}` } }), 401, "invalid_api_key");
+    await expectEnvelope(await h.fetch("/v1/chat/completions", { json: chatBody("chat-model"), headers: { authorization: "Bearer sk-wrong" } }), 401, "invalid_api_key");
+  });
+
+  it("404 envelope for an unknown model and for an unknown path", async () => {
+    const e = await expectEnvelope(await h.fetch("/v1/chat/completions", { json: chatBody("nope") }), 404, "model_not_found");
+    expect(e.param).toBe("model");
+    await expectEnvelope(await h.fetch("/v1/assistants"), 404, "unknown_url");
+    await expectEnvelope(await fetch(`${h.gateway.url}/`), 404, "unknown_url");
+  });
+
+  it("400 envelopes for malformed JSON, wrong types and wrong endpoints", async () => {
+    await expectEnvelope(await h.fetch("/v1/chat/completions", { method: "POST", body: "{not json", headers: { "content-type": "application/json" } }), 400, "invalid_json");
+    await expectEnvelope(await h.fetch("/v1/chat/completions", { method: "POST", body: '"a string"' }), 400);
+    const e = await expectEnvelope(await h.fetch("/v1/chat/completions", { json: chatBody("chat-model", { max_tokens: 0 }) }), 400);
+    expect(e.param).toBe("max_tokens");
+    const wrong = await expectEnvelope(await h.fetch("/v1/embeddings", { json: { model: "chat-model", input: "x" } }), 400, "model_not_supported");
+    expect(wrong.param).toBe("model");
+  });
+
+  it("413 envelope for a body over the limit", async () => {
+    const big = chatBody("chat-model", { messages: [{ role: "user", content: "x".repeat(100 * 1024) }] });
+    await expectEnvelope(await h.fetch("/v1/chat/completions", { json: big }), 413, "request_too_large");
+  });
+
+  it("normalizes model-server errors, whatever their shape, to the envelope", async () => {
+    const e500 = await expectEnvelope(await h.fetch("/v1/chat/completions", { json: chatBody("failing") }), 500);
+    expect(e500.type).toBe("server_error");
+    const r429 = await h.fetch("/v1/chat/completions", { json: chatBody("queue-full") });
+    expect(r429.headers.get("retry-after")).toBeTruthy();
+    await expectEnvelope(r429, 429);
+  });
+
+  it("a body parsed without content-type (bare curl -d) still works", async () => {
+    const res = await fetch(`${h.baseURL}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.key}`, "content-type": "application/x-www-form-urlencoded" },
+      body: JSON.stringify(chatBody("chat-model")),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+  });
+
+  it("echoes a caller's x-request-id, forwards it upstream, and replaces unsafe ones", async () => {
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("renamed"), headers: { "x-request-id": "trace-abc.123" } });
+    expect(res.headers.get("x-request-id")).toBe("trace-abc.123");
+    expect(h.sims["renamed"]![0]!.stats().lastRequestHeaders["x-request-id"]).toBe("trace-abc.123");
+    const unsafe = await h.fetch("/v1/models", { headers: { "x-request-id": "bad id\twith spaces" } });
+    expect(unsafe.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  it("maps the deploy-time model id to the served name and back", async () => {
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("renamed") });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { model: string }).model).toBe("renamed");
+    const stream = await h.fetch("/v1/chat/completions", { json: chatBody("renamed", { stream: true, max_tokens: 3 }) });
+    const models = new Set<string>();
+    for await (const data of sseEvents(stream)) if (data !== "[DONE]") models.add(JSON.parse(data).model);
+    expect([...models]).toEqual(["renamed"]);
+  });
+
+  it("relays each SSE chunk at once, while the model is still generating", async () => {
+    const sim = h.sims["slow-model"]![0]!;
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("slow-model", { stream: true, max_tokens: 40 }) });
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    let runningAtFirstToken: number | undefined;
+    let last = "";
+    for await (const data of sseEvents(res)) {
+      last = data;
+      if (runningAtFirstToken === undefined && data !== "[DONE]" && JSON.parse(data).choices?.[0]?.delta?.content) {
+        runningAtFirstToken = sim.stats().running;
+      }
+    }
+    // 40 tokens at 30 ms each were far from done: the first token was not held back until the end.
+    expect(runningAtFirstToken).toBe(1);
+    expect(last).toBe("[DONE]");
+  });
+
+  it("aborts the upstream request when the client disconnects mid-stream", async () => {
+    const sim = h.sims["slow-model"]![0]!;
+    const before = sim.stats().cancelledTotal;
+    const ac = new AbortController();
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("slow-model", { stream: true, max_tokens: 200 }), signal: ac.signal });
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read();
+    ac.abort();
+    await waitFor(() => sim.stats().cancelledTotal === before + 1, 5000, "upstream cancellation");
+    await waitFor(() => sim.stats().running === 0, 5000, "slot freed");
+    expect(h.logs.some((l) => l.model === "slow-model" && l.clientAborted === true)).toBe(true);
+  });
+
+  it("lists a model only once a replica is ready, answering 503 until then", async () => {
+    const list = async () => ((await (await h.fetch("/v1/models")).json()) as { data: { id: string }[] }).data.map((m) => m.id);
+    if (!(await list()).includes("late-model")) {
+      const r = await h.fetch("/v1/chat/completions", { json: chatBody("late-model") });
+      expect(r.headers.get("retry-after")).toBeTruthy();
+      await expectEnvelope(r, 503, "model_not_ready");
+    }
+    await waitFor(async () => (await list()).includes("late-model"), 10_000, "late-model listed");
+    expect((await h.fetch("/v1/chat/completions", { json: chatBody("late-model") })).status).toBe(200);
+  });
+
+  it("probes answer without a key and are not logged", async () => {
+    expect((await fetch(`${h.gateway.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${h.gateway.url}/readyz`)).status).toBe(200);
+    expect(h.logs.some((l) => l.path === "/healthz" || l.path === "/readyz")).toBe(false);
+  });
+
+  it("never writes the API key into a log line", () => {
+    expect(h.rawLogs.length).toBeGreaterThan(5);
+    expect(h.rawLogs.join("\n")).not.toContain(h.key);
+    expect(h.logs.some((l) => l.apiKeyName === "test-key")).toBe(true);
+  });
+});

@@ -1,0 +1,56 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import OpenAI from "openai";
+
+/** `npm start`, the embedded default, as a real process: what a new user runs first. */
+const ROOT = join(__dirname, "..", "..", "..");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+
+function startLocal(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string; ready: Promise<string> } {
+  const child = spawn(TSX, ["gateway/src/cli/start-local.ts"], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" } });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /Base URL: (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once("exit", (code) => reject(new Error(`exited ${code}: ${out}`)));
+  });
+  return { child, output: () => out, ready };
+}
+
+async function stop(child: ChildProcessWithoutNullStreams): Promise<number | null> {
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const [code] = (await exited) as [number | null];
+  return code;
+}
+
+describe("npm start (embedded default)", () => {
+  it("serves the local fleet with the key from GATEWAY_API_KEY and exits cleanly on SIGTERM", async () => {
+    const key = "sk-quickstart-test-key-0123456789";
+    const p = startLocal({ PORT: "0", GATEWAY_API_KEY: key });
+    const baseURL = await p.ready;
+    const client = new OpenAI({ baseURL, apiKey: key, maxRetries: 0 });
+    const models = (await client.models.list()).data.map((m) => m.id);
+    expect(models.length).toBeGreaterThanOrEqual(2);
+    const r = await client.chat.completions.create({ model: models[0]!, messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
+    expect(r.choices[0]?.message.content).toBeTruthy();
+    expect(p.output()).not.toContain(key);
+    expect(await stop(p.child)).toBe(0);
+  });
+
+  it("generates a key when none is given and prints it exactly once", async () => {
+    const env: Record<string, string> = { PORT: "0" };
+    const p = startLocal({ ...env, GATEWAY_API_KEY: "" });
+    const baseURL = await p.ready;
+    const keys = p.output().match(/sk-[A-Za-z0-9_-]{43}/g) ?? [];
+    expect(keys).toHaveLength(1);
+    const client = new OpenAI({ baseURL, apiKey: keys[0]!, maxRetries: 0 });
+    expect((await client.models.list()).data.length).toBeGreaterThan(0);
+    expect(await stop(p.child)).toBe(0);
+  });
+});
