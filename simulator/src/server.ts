@@ -60,11 +60,26 @@ export async function startSimulator(input: SimulatorConfigInput): Promise<Runni
   let closing = false;
   const app = createApp(ctx, () => closing);
   const server = createServer(app);
-  // Keep-alive sockets outlive requests; track them so close() and kill() can end them.
+  // Keep-alive sockets outlive requests; track them, and which carry a request in flight, so close()
+  // can end idle ones at once (server.closeIdleConnections misses some) and kill() can end all.
   const sockets = new Set<Socket>();
+  const busy = new Map<Socket, number>();
   server.on("connection", (socket) => {
     sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
+    socket.on("close", () => {
+      sockets.delete(socket);
+      busy.delete(socket);
+    });
+  });
+  server.on("request", (req, res) => {
+    const socket = req.socket;
+    busy.set(socket, (busy.get(socket) ?? 0) + 1);
+    res.on("close", () => {
+      const left = (busy.get(socket) ?? 1) - 1;
+      if (left > 0) busy.set(socket, left);
+      else busy.delete(socket);
+      if (closing && left <= 0) socket.end();
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -85,9 +100,8 @@ export async function startSimulator(input: SimulatorConfigInput): Promise<Runni
     config,
     stats: () => ({ ...counters, lastRequestHeaders: { ...counters.lastRequestHeaders }, running: scheduler.running, waiting: scheduler.waiting }),
     close: () => {
-      closed ??= gracefulClose(server, sockets, () => {
-        closing = true;
-      });
+      closing = true;
+      closed ??= gracefulClose(server, sockets, busy);
       return closed;
     },
     kill: () => {
@@ -99,8 +113,7 @@ export async function startSimulator(input: SimulatorConfigInput): Promise<Runni
   };
 }
 
-function gracefulClose(server: Server, sockets: Set<Socket>, markClosing: () => void): Promise<void> {
-  markClosing();
+function gracefulClose(server: Server, sockets: Set<Socket>, busy: Map<Socket, number>): Promise<void> {
   return new Promise<void>((resolve) => {
     const timer = setTimeout(() => {
       for (const socket of sockets) socket.destroy();
@@ -110,8 +123,9 @@ function gracefulClose(server: Server, sockets: Set<Socket>, markClosing: () => 
       clearTimeout(timer);
       resolve();
     });
-    // Idle keep-alive sockets would otherwise hold close() open until they time out.
-    server.closeIdleConnections();
+    // Idle keep-alive sockets would otherwise hold close() open until they time out; busy ones end
+    // after their response (see the "request" listener).
+    for (const socket of sockets) if (!busy.has(socket)) socket.end();
   });
 }
 

@@ -62,7 +62,8 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     let dropped = false;
     const drop = (): never => {
       dropped = true;
-      (res.socket ?? req.socket).destroy();
+      // destroySoon flushes the chunks already written, then destroys: the client sees exactly N tokens.
+      (res.socket ?? req.socket).destroySoon();
       throw new StreamDropped();
     };
     const onToken = (i: number): void => {
