@@ -1,5 +1,5 @@
 import type { RunningSimulator } from "../src";
-import { chat, chunksOf, fastSim, openaiClient, openStream, readEvents } from "./helpers";
+import { chat, chunksOf, fastSim, type Json, openaiClient, openStream, readEvents } from "./helpers";
 
 describe("chat completions", () => {
   let sim: RunningSimulator;
@@ -11,7 +11,7 @@ describe("chat completions", () => {
   test("GET /v1/models lists every served name as a vLLM model card", async () => {
     const res = await fetch(`${sim.url}/v1/models`);
     expect(res.status).toBe(200);
-    const body = await res.json();
+    const body = (await res.json()) as Json;
     expect(body.object).toBe("list");
     expect(body.data.map((m: { id: string }) => m.id)).toEqual(["sim-chat", "sim-alias"]);
     for (const card of body.data) {

@@ -1,5 +1,4 @@
-import type { EventSourceMessage } from "eventsource-parser";
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import OpenAI from "openai";
 import { type RunningSimulator, type SimulatorConfigInput, startSimulator } from "../src";
 
@@ -65,13 +64,15 @@ export function openStream(
 export async function readEvents(res: Response, onEvent?: (ev: EventSourceMessage) => void): Promise<EventSourceMessage[]> {
   if (!res.body) throw new Error("no body");
   const events: EventSourceMessage[] = [];
-  const reader = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return events;
-    events.push(value);
-    onEvent?.(value);
-  }
+  const parser = createParser({
+    onEvent: (ev) => {
+      events.push(ev);
+      onEvent?.(ev);
+    },
+  });
+  const decoder = new TextDecoder();
+  for await (const bytes of res.body) parser.feed(decoder.decode(bytes, { stream: true }));
+  return events;
 }
 
 /** The JSON payloads of a stream's events, excluding the final [DONE]. */
