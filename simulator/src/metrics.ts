@@ -102,8 +102,10 @@ export class SimulatorMetrics {
     this.itl = new Histogram({ name: "vllm:inter_token_latency_seconds", help: "Histogram of inter-token latency in seconds.", labelNames: ["model_name"], buckets: ITL_BUCKETS, registers });
     this.e2e = new Histogram({ name: "vllm:e2e_request_latency_seconds", help: "Histogram of e2e request latency in seconds.", labelNames: ["model_name"], buckets: REQUEST_BUCKETS, registers });
     this.queueTime = new Histogram({ name: "vllm:request_queue_time_seconds", help: "Histogram of time spent in WAITING phase for request.", labelNames: ["model_name"], buckets: REQUEST_BUCKETS, registers });
-    // Pre-create the finished_reason series so dashboards see zeros rather than absent series.
+    // Pre-create every series so scrapers and dashboards see zeros rather than absent series (vLLM does too).
     for (const reason of ["stop", "length", "abort"] as const) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
+    for (const counter of [this.promptTokens, this.generationTokens, this.prefixQueries, this.prefixHits]) counter.inc(labels, 0);
+    for (const histogram of [this.ttft, this.itl, this.e2e, this.queueTime]) histogram.zero(labels);
   }
 
   promptProcessed(tokens: number): void {
