@@ -58,6 +58,35 @@ describe("fault injection", () => {
     }
   });
 
+  test("X-Stream-Error-After-Tokens sends vLLM's in-band error event then [DONE]; non-streaming gets a 500", async () => {
+    const sim = await fastSim();
+    try {
+      const events = await readEvents(await openStream(sim, { max_tokens: 20 }, { "X-Stream-Error-After-Tokens": "2" }));
+      expect(events.map((e) => e.data).slice(-1)).toEqual(["[DONE]"]);
+      const chunks = chunksOf(events);
+      expect(chunks[chunks.length - 1]).toEqual({
+        error: { message: expect.any(String), type: "InternalServerError", param: null, code: 500 },
+      });
+      expect(chunks.filter((c) => c.choices?.[0]?.delta.content)).toHaveLength(2);
+      // The openai SDK turns the in-band error into an exception.
+      const stream = await openaiClient(sim).chat.completions.create(
+        { model: "sim-model", messages: [{ role: "user", content: "x" }], stream: true },
+        { headers: { "X-Stream-Error-After-Tokens": "1" } },
+      );
+      await expect(
+        (async () => {
+          for await (const _part of stream) void _part;
+        })(),
+      ).rejects.toThrow(/Simulated engine failure/);
+      const plain = await chat(sim, {}, { "X-Stream-Error-After-Tokens": "0" });
+      expect(plain.status).toBe(500);
+      expect(plain.body.error.type).toBe("InternalServerError");
+      expect(sim.stats()).toMatchObject({ failedTotal: 3, running: 0 });
+    } finally {
+      await sim.close();
+    }
+  });
+
   test("dropStreamAfterTokens drops every stream; the openai SDK sees a broken stream", async () => {
     const sim = await fastSim({ dropStreamAfterTokens: 2 });
     try {
@@ -102,6 +131,7 @@ describe("fault injection", () => {
     await expect(fetch(`${sim.url}/health`)).rejects.toThrow();
     await waitFor(() => sim.stats().cancelledTotal === 1);
     expect(sim.stats().running).toBe(0);
+    await sim.close(); // closing a killed simulator resolves rather than hanging
   });
 
   test("close() lets an in-flight stream finish, then stops listening", async () => {

@@ -10,6 +10,7 @@ import {
   beginInferenceRequest,
   clientGoneSignal,
   dropAfterTokens,
+  errorAfterTokens,
   maybeInjectFailure,
   requestIdFor,
   resolveModel,
@@ -22,6 +23,13 @@ import { startEventStream, writeDone, writeEvent } from "./sse";
 
 /** Thrown from the token callback after the socket was destroyed on purpose. */
 class StreamDropped extends Error {}
+
+/** Thrown from the token callback to simulate an engine failure mid-generation. */
+class InjectedEngineError extends VllmError {
+  constructor() {
+    super(500, "Simulated engine failure during generation (X-Stream-Error-After-Tokens).");
+  }
+}
 
 interface Usage {
   prompt_tokens: number;
@@ -37,6 +45,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     if (ctx.config.kind !== "generate") throw badRequest("The model does not support Chat Completions API");
     const model = resolveModel(ctx.config, request.model);
     const dropAfter = dropAfterTokens(ctx, req);
+    const errorAfter = errorAfterTokens(req);
 
     const prompt = renderChatPrompt(request.messages, request.tools);
     const promptTokens = tokenize(prompt);
@@ -68,6 +77,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     };
     const onToken = (i: number): void => {
       if (dropAfter !== undefined && i >= dropAfter) drop();
+      if (errorAfter !== undefined && i >= errorAfter) throw new InjectedEngineError();
       if (stream) writeTokenChunk(res, base, plan, i);
       if (dropAfter !== undefined && i + 1 >= dropAfter) drop();
     };
@@ -78,6 +88,11 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       if (dropped) {
         ctx.counters.failedTotal++;
         return;
+      }
+      if (err instanceof InjectedEngineError) {
+        // Rethrown: the error handler answers 500, or, mid-stream, sends the error event and [DONE].
+        ctx.counters.failedTotal++;
+        ctx.metrics.requestFinished("abort", (nowMs() - arrivalMs) / 1000);
       }
       if (signal.aborted) {
         ctx.counters.cancelledTotal++;

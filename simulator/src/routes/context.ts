@@ -63,15 +63,25 @@ export function maybeInjectFailure(ctx: SimulatorContext): void {
   }
 }
 
+function tokenCountHeader(req: Request, name: string): number | undefined {
+  const header = req.get(name);
+  if (header === undefined) return undefined;
+  const n = Number(header);
+  if (!Number.isInteger(n) || n < 0) throw new VllmError(400, `${name} must be a non-negative integer, got "${header}".`);
+  return n;
+}
+
 /** Token count after which to cut the connection for this request: header `X-Drop-After-Tokens` or config. */
 export function dropAfterTokens(ctx: SimulatorContext, req: Request): number | undefined {
-  const header = req.get("x-drop-after-tokens");
-  if (header !== undefined) {
-    const n = Number(header);
-    if (!Number.isInteger(n) || n < 0) throw new VllmError(400, `X-Drop-After-Tokens must be a non-negative integer, got "${header}".`);
-    return n;
-  }
-  return ctx.config.dropStreamAfterTokens;
+  return tokenCountHeader(req, "x-drop-after-tokens") ?? ctx.config.dropStreamAfterTokens;
+}
+
+/**
+ * Token count after which generation fails with an engine error (`X-Stream-Error-After-Tokens`): streams
+ * then carry vLLM's in-band error event followed by [DONE]; non-streaming requests get a 500.
+ */
+export function errorAfterTokens(req: Request): number | undefined {
+  return tokenCountHeader(req, "x-stream-error-after-tokens");
 }
 
 /** An AbortSignal that fires when the client goes away before the response has finished. */
