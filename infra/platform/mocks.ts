@@ -17,6 +17,14 @@ export interface ResourceRecord {
   readonly inputs: Record<string, unknown>;
   /** false for component resources (including the multi-language helm v4 Chart). */
   readonly custom: boolean;
+  /** Names of the resources this one explicitly depends on (`dependsOn`), as the engine received them. */
+  readonly dependsOn: string[];
+}
+
+interface RegisterRequest {
+  getType(): string;
+  getName(): string;
+  getDependenciesList(): string[];
 }
 
 export interface MockRunOptions {
@@ -76,11 +84,19 @@ export function revealSecrets(v: unknown): unknown {
  */
 export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockRunOptions): Promise<MockRunResult<T>> {
   const resources: ResourceRecord[] = [];
+  // The mock hook does not see `dependsOn`; the register request does. Keyed by type+name (unique per program).
+  const dependencies = new Map<string, string[]>();
   pulumi.runtime.setAllConfig({ ...opts.config }, [...(opts.secretKeys ?? [])]);
   await pulumi.runtime.setMocks(
     {
       newResource(args: pulumi.runtime.MockResourceArgs) {
-        resources.push({ type: args.type, name: args.name, inputs: args.inputs, custom: args.custom ?? true });
+        resources.push({
+          type: args.type,
+          name: args.name,
+          inputs: args.inputs,
+          custom: args.custom ?? true,
+          dependsOn: dependencies.get(`${args.type}::${args.name}`) ?? [],
+        });
         const state: Record<string, unknown> = { ...args.inputs };
         if (args.type.startsWith("kubernetes:") && args.custom !== false) {
           const metadata = (args.inputs.metadata ?? {}) as Record<string, unknown>;
@@ -96,6 +112,18 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
     opts.stack ?? "test",
     opts.preview ?? false,
   );
+  const monitor = pulumi.runtime.getMonitor() as unknown as {
+    registerResource(req: RegisterRequest, cb: unknown): unknown;
+  };
+  const original = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req, cb) => {
+    // URNs end in `::<name>`; keep the names.
+    dependencies.set(
+      `${req.getType()}::${req.getName()}`,
+      req.getDependenciesList().map((urn) => urn.slice(urn.lastIndexOf("::") + 2)),
+    );
+    return original(req, cb);
+  };
   const outputs = await program();
   // Drain the RPC queue: registrations made inside applies land before we read `resources`.
   await pulumi.runtime.disconnect();

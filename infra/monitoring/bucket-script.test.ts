@@ -1,0 +1,154 @@
+// The bucket Job's script, run for real: Debian's AWS CLI against a local S3-compatible server (s3rver).
+// Needs the `awscli` Debian package (.ci/apt-packages). Locally it is skipped with a message when absent; in CI
+// (CI set) a missing CLI fails the suite instead of skipping.
+import { spawn, spawnSync } from "child_process";
+import * as fs from "fs";
+import * as net from "net";
+import * as os from "os";
+import * as path from "path";
+import { BUCKET_SCRIPT_PATH } from "./bucket-job";
+// s3rver ships no types.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require("s3rver") as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
+
+function findAws(): string | undefined {
+  // Prefer the Debian package's binary over any other `aws` on PATH (e.g. a pip install).
+  if (fs.existsSync("/usr/bin/aws")) return "/usr/bin/aws";
+  const which = spawnSync("sh", ["-c", "command -v aws"], { encoding: "utf8" });
+  return which.status === 0 ? which.stdout.trim() : undefined;
+}
+
+const AWS = findAws();
+if (!AWS && process.env.CI) {
+  throw new Error("bucket-script.test: the AWS CLI (Debian package awscli) is required in CI; add it to .ci/apt-packages");
+}
+if (!AWS) console.warn("bucket-script.test: SKIPPED — the AWS CLI is not installed (apt-get install awscli)");
+const describeIfAws = AWS ? describe : describe.skip;
+
+// s3rver's fixed credentials; it checks request signatures, so wrong credentials get a real 403.
+const GOOD = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER" };
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+  calls: string[];
+}
+
+describeIfAws("create-bucket.sh against a real S3 server", () => {
+  let server: InstanceType<typeof S3rver>;
+  let endpoint: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "bucket-test-"));
+    server = new S3rver({
+      address: "127.0.0.1",
+      port: 0,
+      silent: true,
+      directory: path.join(dir, "data"),
+      configureBuckets: [{ name: "already-there" }],
+    });
+    const { port } = await server.run();
+    endpoint = `http://127.0.0.1:${port}`;
+    // A wrapper in front of the real CLI records every S3 call the script makes.
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "aws"), `#!/bin/sh\necho "$*" >> "$AWS_CALL_LOG"\nexec ${AWS} "$@"\n`, { mode: 0o755 });
+  });
+
+  afterAll(async () => {
+    await server?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Async on purpose: the S3 server runs in this process and must keep serving while the script runs. */
+  function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 100_000);
+      child.on("error", reject);
+      child.on("close", (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
+  }
+
+  async function runScript(env: Record<string, string>): Promise<Run> {
+    const log = path.join(dir, `calls-${Date.now()}-${Math.random()}.log`);
+    fs.writeFileSync(log, "");
+    const r = await exec("sh", [BUCKET_SCRIPT_PATH], {
+        PATH: `${path.join(dir, "bin")}:${process.env.PATH ?? ""}`,
+        HOME: dir,
+        AWS_CALL_LOG: log,
+        RETRY_DELAY_SECONDS: "0",
+        ...env,
+    });
+    const calls = fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => (l.includes("head-bucket") ? "head-bucket" : l.includes("create-bucket") ? "create-bucket" : l));
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls };
+  }
+
+  async function bucketExists(bucket: string): Promise<boolean> {
+    const r = await exec(AWS as string, ["--endpoint-url", endpoint, "s3api", "head-bucket", "--bucket", bucket], {
+      ...process.env,
+      ...GOOD,
+      AWS_DEFAULT_REGION: "us-east-1",
+      HOME: dir,
+    });
+    return r.status === 0;
+  }
+
+  jest.setTimeout(120_000);
+
+  test("existing bucket: head-bucket succeeds, nothing is created", async () => {
+    const r = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "already-there" });
+    expect(r.status).toBe(0);
+    expect(r.calls).toEqual(["head-bucket"]);
+    expect(r.stdout).toContain("exists");
+  });
+
+  test("missing bucket: head fails, create-bucket creates it, on the first attempt", async () => {
+    expect(await bucketExists("logstore-chunks")).toBe(false);
+    const r = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logstore-chunks" });
+    expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(r.calls).toEqual(["head-bucket", "create-bucket"]);
+    expect(r.stdout).toContain("created (attempt 1/5)");
+    expect(await bucketExists("logstore-chunks")).toBe(true);
+    // And a second run is the no-op case.
+    expect((await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logstore-chunks" })).calls).toEqual(["head-bucket"]);
+  });
+
+  test("object store unreachable: 5 attempts, then the script fails", async () => {
+    const closedPort = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = s.address() as net.AddressInfo;
+        s.close(() => resolve(port));
+      });
+    });
+    const r = await runScript({ ...GOOD, S3_ENDPOINT: `http://127.0.0.1:${closedPort}`, S3_BUCKET: "logstore-chunks" });
+    expect(r.status).toBe(1);
+    expect(r.calls).toEqual(Array.from({ length: 5 }, () => ["head-bucket", "create-bucket"]).flat());
+    for (let i = 1; i <= 5; i++) expect(r.stderr).toContain(`attempt ${i}/5 failed`);
+    expect(r.stderr).toContain("giving up");
+  }, 120_000);
+
+  test("wrong credentials: rejected by the server on every attempt, then the script fails", async () => {
+    const r = await runScript({ AWS_ACCESS_KEY_ID: "NOT-A-USER", AWS_SECRET_ACCESS_KEY: "wrong", S3_ENDPOINT: endpoint, S3_BUCKET: "other-bucket", ATTEMPTS: "2" });
+    expect(r.status).toBe(1);
+    expect(r.calls).toEqual(["head-bucket", "create-bucket", "head-bucket", "create-bucket"]);
+    expect(r.stderr).toMatch(/403|Forbidden|InvalidAccessKeyId|SignatureDoesNotMatch/);
+    expect(await bucketExists("other-bucket")).toBe(false);
+  }, 60_000);
+
+  test("a missing S3_BUCKET is an immediate error, not a retry loop", async () => {
+    const r = await runScript({ ...GOOD, S3_ENDPOINT: endpoint });
+    expect(r.status).not.toBe(0);
+    expect(r.calls).toEqual([]);
+    expect(r.stderr).toContain("S3_BUCKET is required");
+  });
+});

@@ -1,0 +1,169 @@
+// Helm values builders, checked against the spec's tables row by row.
+import { buildCollectorValues } from "./collector-values";
+import { LOGSTORE_API_PATHS, LOGSTORE_URL, METRICS_URL, realLogstorePath } from "./constants";
+import { buildLogstoreValues, s3EndpointParts } from "./logstore-values";
+import { buildMetricsValues, DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "./metrics-values";
+import { buildViewerValues } from "./viewer-values";
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const logstore = (over: Partial<Parameters<typeof buildLogstoreValues>[0]> = {}): Obj =>
+  buildLogstoreValues({
+    s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000",
+    bucket: "logstore-chunks",
+    credentialsSecretName: "logstore-s3-credentials",
+    storageClass: "hostpath",
+    nodeSelector: {},
+    ...over,
+  });
+
+describe("log store values (Loki, monolithic)", () => {
+  const v = logstore();
+
+  test.each([
+    ["compactor", "working_directory", "/var/loki/compactor"],
+    ["compactor", "delete_request_store", "s3"],
+    ["compactor", "retention_enabled", true],
+    ["compactor", "retention_delete_delay", "2h"],
+    ["limits_config", "retention_period", "336h"],
+    ["limits_config", "ingestion_rate_mb", 16],
+    ["limits_config", "ingestion_burst_size_mb", 32],
+    ["limits_config", "per_stream_rate_limit", "3MB"],
+    ["limits_config", "per_stream_rate_limit_burst", "10MB"],
+    ["limits_config", "max_entries_limit_per_query", 10000],
+    ["limits_config", "max_query_length", "336h"],
+    ["limits_config", "max_query_parallelism", 4],
+    ["analytics", "reporting_enabled", false],
+  ])("%s.%s = %p", (section, key, value) => {
+    expect(v.loki[section][key]).toEqual(value);
+  });
+
+  test("chunk encoding zstd (Loki's key: ingester.chunk_encoding)", () => {
+    expect(v.loki.ingester.chunk_encoding).toBe("zstd");
+  });
+
+  test("write-ahead log and compactor directories live under the data directory on the volume", () => {
+    expect(v.loki.commonConfig.path_prefix).toBe("/var/loki");
+    expect(v.loki.ingester.wal).toEqual({ enabled: true, dir: "/var/loki/wal" });
+    expect(v.loki.compactor.working_directory.startsWith(`${v.loki.commonConfig.path_prefix}/`)).toBe(true);
+  });
+
+  test("monolithic single replica, other targets and extras off, no auth, port 3100, service logstore", () => {
+    expect(v.deploymentMode).toBe("Monolithic");
+    expect(v.singleBinary.replicas).toBe(1);
+    expect(v.loki.commonConfig.replication_factor).toBe(1);
+    for (const t of ["backend", "read", "write", "ingester", "querier", "queryFrontend", "queryScheduler", "distributor", "compactor", "indexGateway"]) {
+      expect(v[t]).toEqual({ replicas: 0 });
+    }
+    for (const t of ["gateway", "chunksCache", "resultsCache", "lokiCanary", "test", "minio"]) expect(v[t]).toEqual({ enabled: false });
+    expect(v.loki.auth_enabled).toBe(false);
+    expect(v.loki.server.http_listen_port).toBe(3100);
+    expect(v.fullnameOverride).toBe("logstore");
+  });
+
+  test("10Gi ReadWriteOnce volume with logstoreStorageClass; omitted: cluster default", () => {
+    expect(v.singleBinary.persistence).toEqual({ enabled: true, size: "10Gi", accessModes: ["ReadWriteOnce"], storageClass: "hostpath" });
+    expect(logstore({ storageClass: undefined }).singleBinary.persistence.storageClass).toBeNull();
+  });
+
+  test("S3 storage: tsdb v13 with a 24h index (needed for retention), bucket, path-style, plain HTTP in cluster", () => {
+    expect(v.loki.schemaConfig.configs[0]).toMatchObject({ store: "tsdb", object_store: "s3", schema: "v13", index: { period: "24h" } });
+    expect(v.loki.storage.bucketNames).toEqual({ chunks: "logstore-chunks", ruler: "logstore-chunks", admin: "logstore-chunks" });
+    expect(v.loki.storage.s3).toMatchObject({ endpoint: "objectstore.app-shaide.svc.cluster.local:9000", insecure: true, s3ForcePathStyle: true });
+    expect(s3EndpointParts("https://s3.example.com")).toEqual({ endpoint: "s3.example.com:443", insecure: false });
+  });
+
+  test("S3 credentials stay out of the rendered config: env references expanded by Loki from a Secret", () => {
+    expect(v.loki.storage.s3.accessKeyId).toBe("${AWS_ACCESS_KEY_ID}");
+    expect(v.loki.storage.s3.secretAccessKey).toBe("${AWS_SECRET_ACCESS_KEY}");
+    expect(v.singleBinary.extraArgs).toContain("-config.expand-env=true");
+    expect(v.singleBinary.extraEnvFrom).toEqual([{ secretRef: { name: "logstore-s3-credentials" } }]);
+  });
+});
+
+describe("spec endpoints map onto Loki's API", () => {
+  test("every /logstore/api/v1 path of the spec has a /loki/api/v1 counterpart; /ready stays", () => {
+    for (const [spec, real] of Object.entries(LOGSTORE_API_PATHS)) expect(realLogstorePath(spec)).toBe(real);
+    expect(realLogstorePath("/logstore/api/v1/push")).toBe("/loki/api/v1/push");
+    expect(realLogstorePath("/ready")).toBe("/ready");
+  });
+});
+
+describe("viewer values (Grafana)", () => {
+  const base = { adminSecretName: "viewer-admin", metricsEnabled: true, nodeSelector: {} };
+  test("log store is the default datasource with a fixed uid; metrics second when enabled", () => {
+    const ds = (buildViewerValues(base) as Obj).datasources["datasources.yaml"].datasources;
+    expect(ds[0]).toMatchObject({ type: "loki", uid: "logstore", url: LOGSTORE_URL, isDefault: true });
+    expect(ds[1]).toMatchObject({ type: "prometheus", uid: "metrics", url: METRICS_URL, isDefault: false });
+    expect(LOGSTORE_URL).toBe("http://logstore.monitoring.svc.cluster.local:3100");
+    expect(METRICS_URL).toBe("http://metrics-server.monitoring.svc.cluster.local:80");
+    expect((buildViewerValues({ ...base, metricsEnabled: false }) as Obj).datasources["datasources.yaml"].datasources).toHaveLength(1);
+  });
+
+  test("admin user admin, password from the existing Secret, no password in values", () => {
+    const v = buildViewerValues(base) as Obj;
+    expect(v.adminUser).toBe("admin");
+    expect(v.admin).toEqual({ existingSecret: "viewer-admin", userKey: "admin-user", passwordKey: "admin-password" });
+    expect(v.adminPassword).toBeUndefined();
+    expect(v.assertNoLeakedSecrets).toBe(true);
+  });
+
+  test("dashboards sidecar watches grafana_dashboard=1 ConfigMaps; service viewer:80 ClusterIP; stateless", () => {
+    const v = buildViewerValues(base) as Obj;
+    expect(v.sidecar.dashboards).toMatchObject({ enabled: true, label: "grafana_dashboard", labelValue: "1", resource: "configmap" });
+    expect(v.fullnameOverride).toBe("viewer");
+    expect(v.service).toEqual({ type: "ClusterIP", port: 80 });
+    expect(v.persistence).toEqual({ enabled: false });
+  });
+
+  test("embedding block: sub-path root URL, serve_from_sub_path off, anonymous Viewer", () => {
+    const ini = (buildViewerValues({ ...base, embedding: { subPath: "/monitoring/viewer" } }) as Obj)["grafana.ini"];
+    expect(ini.server).toEqual({ root_url: "%(protocol)s://%(domain)s:%(http_port)s/monitoring/viewer/", serve_from_sub_path: false });
+    expect(ini["auth.anonymous"]).toEqual({ enabled: true, org_name: "Main Org.", org_role: "Viewer" });
+  });
+
+  test("without the embedding block: default root URL and no anonymous access", () => {
+    const ini = (buildViewerValues(base) as Obj)["grafana.ini"];
+    expect(ini.server).toBeUndefined();
+    expect(ini["auth.anonymous"]).toBeUndefined();
+  });
+});
+
+describe("collector values (Alloy)", () => {
+  const v = buildCollectorValues("ai-platform.io") as Obj;
+  test("DaemonSet named collector, API-based (no host mounts), chart RBAC, no usage reporting", () => {
+    expect(v.controller).toEqual({ type: "daemonset" });
+    expect(v.fullnameOverride).toBe("collector");
+    expect(v.alloy.mounts).toEqual({ varlog: false, dockercontainers: false });
+    expect(v.rbac).toEqual({ create: true });
+    expect(v.alloy.enableReporting).toBe(false);
+    expect(v.alloy.configMap.content).toContain('loki.source.kubernetes "platform_pods"');
+  });
+  test("the config survives the chart's tpl pass (no template braces)", () => {
+    expect(v.alloy.configMap.content).not.toMatch(/\{\{|\}\}/);
+  });
+});
+
+describe("metrics values (Prometheus)", () => {
+  const v = buildMetricsValues({ storageClass: "standard", nodeSelector: {} }) as Obj;
+  test("single server, retention 15d, 10Gi with metricsStorageClass, service metrics-server:80", () => {
+    expect(v.server.replicaCount).toBe(1);
+    expect(v.server.retention).toBe("15d");
+    expect(v.server.persistentVolume).toEqual({ enabled: true, size: "10Gi", accessModes: ["ReadWriteOnce"], storageClass: "standard" });
+    expect(buildMetricsValues({ nodeSelector: {} }) as Obj).not.toHaveProperty("server.persistentVolume.storageClass");
+    expect(v.server.fullnameOverride).toBe("metrics-server");
+    expect(v.server.service).toEqual({ type: "ClusterIP", servicePort: 80 });
+  });
+  test("alert manager and push gateway off; kube-state-metrics and node-exporter on", () => {
+    expect(v.alertmanager).toEqual({ enabled: false });
+    expect(v["prometheus-pushgateway"]).toEqual({ enabled: false });
+    expect(v["kube-state-metrics"]).toEqual({ enabled: true });
+    expect(v["prometheus-node-exporter"]).toEqual({ enabled: true });
+  });
+  test("exactly the spec's scrape jobs are enabled", () => {
+    const enabled = Object.entries(v.scrapeConfigs as Record<string, { enabled: boolean }>).filter(([, c]) => c.enabled).map(([k]) => k);
+    expect(enabled.sort()).toEqual([...SPEC_SCRAPE_JOBS].sort());
+    expect(enabled).toEqual(expect.arrayContaining(["kubernetes-nodes", "kubernetes-nodes-cadvisor", "kubernetes-api-servers", "kubernetes-pods", "kubernetes-pods-slow", "kubernetes-service-endpoints", "kubernetes-service-endpoints-slow"]));
+    for (const j of DISABLED_SCRAPE_JOBS) expect(v.scrapeConfigs[j]).toEqual({ enabled: false });
+  });
+});
