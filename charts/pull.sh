@@ -8,7 +8,8 @@
 # Pins: spec "Components" table. Keep them equal to PINNED_CHARTS in infra/monitoring/constants.ts and to the
 # monitoring:*Version keys of Pulumi.<stack>.yaml (a test checks all three).
 set -euo pipefail
-cd "$(dirname "$0")"
+# CHARTS_DIR: where the archives go (tests point it at a scratch directory).
+cd "${CHARTS_DIR:-$(dirname "$0")}"
 
 # component  chart-reference                                                    version
 PINS=(

@@ -25,7 +25,10 @@ async function main(): Promise<void> {
   console.log(`rendered ${result.resources.length} resources and ${result.manifests.length} manifests to ${out}`);
 }
 
-main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+// Only as a script: tests import PROGRAM_SECRET_KEYS from here.
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}
