@@ -1,0 +1,66 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { openSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+
+export const ROOT = join(__dirname, "..", "..");
+const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+
+export async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+/** A simulator as its own process; resolves with its URL once it prints its listening line. */
+export async function spawnSimulator(args: string[]): Promise<{ url: string; proc: ChildProcess }> {
+  const proc = spawn(TSX, ["simulator/src/cli.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = "";
+    proc.stdout!.on("data", (d: Buffer) => {
+      buf += d.toString();
+      const m = /"url":"([^"]+)"/.exec(buf);
+      if (m) resolve(m[1]!);
+    });
+    proc.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
+  });
+  proc.stdout!.resume();
+  return { url, proc };
+}
+
+/** The production gateway entry point as its own process; request logs go to /dev/null (still produced). */
+export async function spawnGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
+  const port = await freePort();
+  const proc = spawn(TSX, ["gateway/src/cli/serve.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), GATEWAY_HOST: "127.0.0.1" },
+    stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/readyz`)).status === 200) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error("gateway did not become ready");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { url, proc };
+}
+
+export async function stopAll(procs: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    procs.map(async (p) => {
+      if (p.exitCode !== null) return;
+      const exited = once(p, "exit");
+      p.kill("SIGTERM");
+      await exited;
+    }),
+  );
+}
