@@ -18,6 +18,8 @@ export interface SimulatorStats {
   prefixCacheQueryTokens: number;
   /** Headers of the most recent inference request (e.g. to assert x-request-id forwarding). */
   lastRequestHeaders: IncomingHttpHeaders;
+  /** Parsed JSON body of the most recent inference request (e.g. to assert unknown fields pass through). */
+  lastRequestBody: unknown;
 }
 
 export type StatCounters = Omit<SimulatorStats, "running" | "waiting">;
@@ -32,5 +34,6 @@ export function createCounters(): StatCounters {
     prefixCacheHitTokens: 0,
     prefixCacheQueryTokens: 0,
     lastRequestHeaders: {},
+    lastRequestBody: undefined,
   };
 }

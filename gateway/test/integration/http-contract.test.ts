@@ -97,6 +97,12 @@ describe("HTTP contract of the gateway", () => {
     expect(unsafe.headers.get("x-request-id")).toMatch(/^req_/);
   });
 
+  it("passes unknown fields (vLLM extensions) through to the model server", async () => {
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("renamed", { top_k: 7, guided_choice: ["a", "b"] }) });
+    expect(res.status).toBe(200);
+    expect(h.sims["renamed"]![0]!.stats().lastRequestBody).toMatchObject({ model: "internal-weights-name", top_k: 7, guided_choice: ["a", "b"] });
+  });
+
   it("maps the deploy-time model id to the served name and back", async () => {
     const res = await h.fetch("/v1/chat/completions", { json: chatBody("renamed") });
     expect(res.status).toBe(200);

@@ -43,6 +43,7 @@ export function unixSeconds(): number {
 export function beginInferenceRequest(ctx: SimulatorContext, req: Request): void {
   ctx.counters.requestsTotal++;
   ctx.counters.lastRequestHeaders = { ...req.headers };
+  ctx.counters.lastRequestBody = req.body as unknown;
   if (!ctx.isReady()) throw new VllmError(503, "The server is not ready yet: the model is still loading.");
   const forced = req.get("x-return-error");
   if (forced !== undefined) {
