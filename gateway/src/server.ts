@@ -7,6 +7,7 @@ import type { Catalog } from "./config/catalog";
 import type { GatewaySettings } from "./config/settings";
 import { createLogger, type Logger } from "./observability/logger";
 import type { ProbeState } from "./routes/probes";
+import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
 import { ModelRegistry } from "./upstream/registry";
 
@@ -58,6 +59,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     server.once("error", reject);
     server.listen(settings.port, settings.host, () => resolve());
   });
+  const discoveries = registry.all().map((p) => new DnsDiscovery(p, log));
+  await Promise.all(discoveries.map((d) => d.start()));
   await health.start();
   state.started = true;
   const port = (server.address() as AddressInfo).port;
@@ -69,6 +72,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     (closing ??= (async () => {
       state.draining = true;
       health.stop();
+      discoveries.forEach((d) => d.stop());
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownGraceMs).unref());

@@ -17,13 +17,51 @@ export const ReplicaSchema = z.strictObject({
   maxConcurrency: z.number().int().positive().optional(),
 });
 
+const HostnameSchema = z
+  .string()
+  .regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/, "a DNS name");
+
 export const UpstreamSchema = z.discriminatedUnion("mode", [
   z.strictObject({
     /** The gateway balances across a static list of replicas. */
     mode: z.literal("endpoints"),
     endpoints: z.array(ReplicaSchema).min(1),
   }),
+  z.strictObject({
+    /**
+     * The gateway balances across the addresses of a headless Service, re-resolved periodically
+     * (Kubernetes publishes only ready pods there).
+     */
+    mode: z.literal("dns"),
+    host: HostnameSchema,
+    port: z.number().int().min(1).max(65535),
+    scheme: z.enum(["http", "https"]).default("http"),
+    refreshIntervalMs: z.number().int().min(100).default(5000),
+  }),
+  z.strictObject({
+    /**
+     * One address for the whole model: an InferencePool behind the cluster's inference gateway, whose
+     * endpoint picker chooses the pod. The gateway passes the picker's 429/503 on as envelopes.
+     */
+    mode: z.literal("pool"),
+    url: z.url({ protocol: /^https?$/ }),
+    /** Optional cap on requests in flight to the pool from one gateway replica. */
+    maxConcurrency: z.number().int().positive().optional(),
+  }),
 ]);
+
+export const RoutingSchema = z.strictObject({
+  /** How a replica is chosen in endpoints and dns modes. */
+  strategy: z.enum(["least-loaded", "round-robin", "prefix-affinity"]).default("least-loaded"),
+  /** A replica is saturated when the model server reports more waiting requests than this. */
+  maxWaitingRequests: z.number().int().nonnegative().default(8),
+  /** A replica is saturated above this KV-cache usage (0..1) reported by the model server. */
+  maxKvCacheUsage: z.number().min(0).max(1).default(0.95),
+  /** All replicas saturated: wait up to this long for a slot before answering 429. */
+  queueTimeoutMs: z.number().int().nonnegative().default(2000),
+  /** Requests allowed to wait for a slot at once; more get 429 straight away. */
+  maxQueueLength: z.number().int().nonnegative().default(64),
+});
 
 export const ModelCategorySchema = z.enum(["generative", "embedder"]);
 
@@ -39,6 +77,7 @@ export const CatalogModelSchema = z.strictObject({
   /** Unix seconds reported as `created` in `/v1/models`; defaults to the catalog load time. */
   created: z.number().int().nonnegative().optional(),
   upstream: UpstreamSchema,
+  routing: RoutingSchema.prefault({}),
 });
 
 export const CatalogSchema = z
@@ -64,3 +103,5 @@ export type Catalog = z.infer<typeof CatalogSchema>;
 export type CatalogInput = z.input<typeof CatalogSchema>;
 export type CatalogModel = z.infer<typeof CatalogModelSchema>;
 export type ModelCategory = z.infer<typeof ModelCategorySchema>;
+export type Upstream = z.infer<typeof UpstreamSchema>;
+export type Routing = z.infer<typeof RoutingSchema>;

@@ -47,6 +47,12 @@ export class HealthChecker {
 
   private async check(replica: Replica): Promise<void> {
     const wasReady = replica.ready;
+    if (!replica.activeChecks) {
+      // Passive-only replicas come back after one interval of ejection.
+      if (!replica.ready && Date.now() - replica.ejectedAt >= this.options.intervalMs) replica.markHealthy();
+      this.logTransition(replica, wasReady);
+      return;
+    }
     try {
       const res = await request(`${replica.url}/health`, {
         dispatcher: this.dispatcher,
@@ -58,6 +64,10 @@ export class HealthChecker {
     } catch (err) {
       replica.markCheckFailed((err as Error).message, this.options.unhealthyThreshold);
     }
+    this.logTransition(replica, wasReady);
+  }
+
+  private logTransition(replica: Replica, wasReady: boolean): void {
     if (wasReady !== replica.ready) {
       this.log.info(
         { model: replica.modelId, replica: replica.url, ready: replica.ready, reason: replica.lastError },

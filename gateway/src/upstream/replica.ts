@@ -7,6 +7,9 @@ export class Replica {
   state: ReplicaState = "starting";
   consecutiveFailures = 0;
   lastError: string | undefined;
+  /** False for an InferencePool address: no /health of its own, so ejections expire instead. */
+  activeChecks = true;
+  ejectedAt = 0;
 
   constructor(
     readonly modelId: string,
@@ -42,5 +45,6 @@ export class Replica {
   eject(reason: string): void {
     this.state = "unhealthy";
     this.lastError = reason;
+    this.ejectedAt = Date.now();
   }
 }

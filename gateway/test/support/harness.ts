@@ -34,7 +34,13 @@ export interface Harness {
 }
 
 /** Simulated replicas and a gateway in front of them, all real servers on loopback. */
-export async function startHarness(models: HarnessModel[], settings: GatewaySettingsInput = {}, extraKeys: ApiKeyEntry[] = []): Promise<Harness> {
+export async function startHarness(
+  models: HarnessModel[],
+  settings: GatewaySettingsInput = {},
+  extraKeys: ApiKeyEntry[] = [],
+  /** Rewrites the generated catalog, e.g. to put a model in dns or pool mode. */
+  mapCatalog: (catalog: CatalogInput) => CatalogInput = (c) => c,
+): Promise<Harness> {
   const sims: Record<string, RunningSimulator[]> = {};
   const catalog: CatalogInput = { models: [] };
   for (const m of models) {
@@ -77,7 +83,7 @@ export async function startHarness(models: HarnessModel[], settings: GatewaySett
   const key = generateApiKey();
   const gateway = await startGateway({
     settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, healthIntervalMs: 50, healthTimeoutMs: 500, shutdownGraceMs: 2000, ...settings }),
-    catalog: parseCatalog(catalog),
+    catalog: parseCatalog(mapCatalog(catalog)),
     keys: [{ name: "test-key", sha256: hashApiKey(key) }, ...extraKeys],
     log: createLogger("info", sink),
   });
