@@ -66,6 +66,12 @@ describe("monitoring stack on mocks, every component enabled", () => {
     expect(job.dependsOn).toEqual(expect.arrayContaining(["logstore-s3-credentials", "logstore-create-bucket-script"]));
   });
 
+  test("omitting a component later leaves its objects in the cluster: everything is retainOnDelete", () => {
+    for (const r of rs.filter((x) => x.type.startsWith("kubernetes:"))) expect([r.type, r.name, r.retainOnDelete]).toEqual([r.type, r.name, true]);
+    // Helm v4 Charts do not pass retainOnDelete to what they render: a transform marks each rendered object.
+    for (const c of byType(rs, CHART)) expect([c.name, c.transforms]).toEqual([c.name, 1]);
+  });
+
   test("dashboard ConfigMaps follow the viewer", () => {
     expect(named(rs, "ai-platform:monitoring:Dashboards", "dashboards").dependsOn).toContain("viewer");
   });

@@ -4,6 +4,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { hasNamespace } from "../infra/platform/config";
 import { PLATFORM_NAME } from "../infra/platform/labels";
+import { RETAIN } from "../infra/platform/retain";
 import {
   Collector,
   CONFIG_NAMESPACE,
@@ -36,7 +37,7 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi" },
       annotations: { [CLOUD_PROVIDER_ANNOTATION]: cfg.cloudProvider },
     },
-  });
+  }, RETAIN);
   const namespace = ns.metadata.name;
 
   // Log store, viewer, collector and metrics deploy in parallel (spec "States and transitions").

@@ -1,6 +1,7 @@
 // The collector component: the Alloy chart as a DaemonSet.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { retainChartOptions } from "../platform/retain";
 import { buildCollectorValues, COLLECTOR_NAME } from "./collector-values";
 
 export interface CollectorArgs {
@@ -19,7 +20,7 @@ export class Collector extends pulumi.ComponentResource {
     this.chart = new k8s.helm.v4.Chart(
       COLLECTOR_NAME,
       { name: COLLECTOR_NAME, chart: args.chartPath, namespace: args.namespace, values: buildCollectorValues(args.labelDomain) },
-      { parent: this },
+      retainChartOptions({ parent: this }),
     );
     this.registerOutputs({ daemonSet: COLLECTOR_NAME });
   }

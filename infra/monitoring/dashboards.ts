@@ -1,6 +1,7 @@
 // The dashboards component: one ConfigMap per dashboard, labelled for the viewer's sidecar (loaded without restart).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { RETAIN } from "../platform/retain";
 import { standardLabels } from "../platform/labels";
 import { DASHBOARD_LABEL } from "./constants";
 import { logDashboards, metricsDashboards } from "./dashboards/definitions";
@@ -39,7 +40,7 @@ export class Dashboards extends pulumi.ComponentResource {
             },
             data: { [`${d.uid}.json`]: dashboardJson(d) },
           },
-          { parent: this },
+          { parent: this, ...RETAIN },
         ),
     );
     this.registerOutputs({ configMaps: this.configMaps.map((c) => c.metadata.name) });

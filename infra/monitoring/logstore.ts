@@ -2,6 +2,7 @@
 // the Job to complete (Pulumi's Kubernetes provider awaits Job completion before dependents are created).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { RETAIN, retainChartOptions } from "../platform/retain";
 import { standardLabels } from "../platform/labels";
 import { bucketScript, BUCKET_SCRIPT_KEY, buildBucketJobSpec } from "./bucket-job";
 import { BUCKET_JOB_NAME, SERVICES } from "./constants";
@@ -49,7 +50,7 @@ export class Logstore extends pulumi.ComponentResource {
           [S3_ENV.secretAccessKey]: pulumi.secret(args.s3Password),
         },
       },
-      { parent: this },
+      { parent: this, ...RETAIN },
     );
 
     const script = new k8s.core.v1.ConfigMap(
@@ -58,7 +59,7 @@ export class Logstore extends pulumi.ComponentResource {
         metadata: { name: BUCKET_SCRIPT_CONFIGMAP, namespace: args.namespace, labels },
         data: { [BUCKET_SCRIPT_KEY]: bucketScript() },
       },
-      { parent: this },
+      { parent: this, ...RETAIN },
     );
 
     this.bucketJob = new k8s.batch.v1.Job(
@@ -74,7 +75,7 @@ export class Logstore extends pulumi.ComponentResource {
           nodeSelector: args.nodeSelector,
         }),
       },
-      { parent: this, dependsOn: [this.credentials, script] },
+      { parent: this, ...RETAIN, dependsOn: [this.credentials, script] },
     );
 
     // The log store has no authentication: only pods of this namespace may reach its HTTP port.
@@ -88,7 +89,7 @@ export class Logstore extends pulumi.ComponentResource {
           ingress: [{ from: [{ podSelector: {} }], ports: [{ protocol: "TCP", port: SERVICES.logstore.port }] }],
         },
       },
-      { parent: this },
+      { parent: this, ...RETAIN },
     );
 
     this.chart = new k8s.helm.v4.Chart(
@@ -106,7 +107,7 @@ export class Logstore extends pulumi.ComponentResource {
         }),
       },
       // Spec "States and transitions": the log store release is deployed only after the bucket Job completed.
-      { parent: this, dependsOn: [this.bucketJob, this.credentials] },
+      retainChartOptions({ parent: this, dependsOn: [this.bucketJob, this.credentials] }),
     );
 
     this.url = pulumi.interpolate`http://${SERVICES.logstore.name}.${args.namespace}.svc.cluster.local:${SERVICES.logstore.port}`;

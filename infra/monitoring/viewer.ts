@@ -1,6 +1,7 @@
 // The viewer component: admin Secret plus the Grafana chart.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { RETAIN, retainChartOptions } from "../platform/retain";
 import { standardLabels } from "../platform/labels";
 import { SERVICES } from "./constants";
 import { ADMIN_PASSWORD_KEY, ADMIN_USER, ADMIN_USER_KEY, buildViewerValues } from "./viewer-values";
@@ -32,7 +33,7 @@ export class Viewer extends pulumi.ComponentResource {
         type: "Opaque",
         stringData: { [ADMIN_USER_KEY]: ADMIN_USER, [ADMIN_PASSWORD_KEY]: pulumi.secret(args.adminPassword) },
       },
-      { parent: this },
+      { parent: this, ...RETAIN },
     );
 
     this.chart = new k8s.helm.v4.Chart(
@@ -48,7 +49,7 @@ export class Viewer extends pulumi.ComponentResource {
           nodeSelector: args.nodeSelector,
         }),
       },
-      { parent: this, dependsOn: [this.adminSecret] },
+      retainChartOptions({ parent: this, dependsOn: [this.adminSecret] }),
     );
     this.registerOutputs({ service: SERVICES.viewer.name });
   }

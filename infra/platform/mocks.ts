@@ -1,6 +1,7 @@
 // Runs a Pulumi program on the engine's own mocks (no CLI, no cluster) and records every resource it declares.
 // Used by unit tests of every stack and by the offline render, so both see exactly the same thing.
 import * as pulumi from "@pulumi/pulumi";
+import * as runtimeState from "@pulumi/pulumi/runtime/state";
 
 /** Pulumi marks secret values on the wire with this signature (see @pulumi/pulumi runtime/rpc). */
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -19,12 +20,18 @@ export interface ResourceRecord {
   readonly custom: boolean;
   /** Names of the resources this one explicitly depends on (`dependsOn`), as the engine received them. */
   readonly dependsOn: string[];
+  /** The retainOnDelete option as the engine received it. */
+  readonly retainOnDelete: boolean;
+  /** How many engine-side transforms were registered on the resource. */
+  readonly transforms: number;
 }
 
 interface RegisterRequest {
   getType(): string;
   getName(): string;
   getDependenciesList(): string[];
+  getRetainondelete(): boolean | undefined;
+  getTransformsList(): unknown[];
 }
 
 export interface MockRunOptions {
@@ -85,7 +92,7 @@ export function revealSecrets(v: unknown): unknown {
 export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockRunOptions): Promise<MockRunResult<T>> {
   const resources: ResourceRecord[] = [];
   // The mock hook does not see `dependsOn`; the register request does. Keyed by type+name (unique per program).
-  const dependencies = new Map<string, string[]>();
+  const requests = new Map<string, { dependsOn: string[]; retainOnDelete: boolean; transforms: number }>();
   pulumi.runtime.setAllConfig({ ...opts.config }, [...(opts.secretKeys ?? [])]);
   await pulumi.runtime.setMocks(
     {
@@ -95,7 +102,7 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
           name: args.name,
           inputs: args.inputs,
           custom: args.custom ?? true,
-          dependsOn: dependencies.get(`${args.type}::${args.name}`) ?? [],
+          ...(requests.get(`${args.type}::${args.name}`) ?? { dependsOn: [], retainOnDelete: false, transforms: 0 }),
         });
         const state: Record<string, unknown> = { ...args.inputs };
         if (args.type.startsWith("kubernetes:") && args.custom !== false) {
@@ -112,16 +119,20 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
     opts.stack ?? "test",
     opts.preview ?? false,
   );
+  // The mock monitor leaves transforms off; the real engine (CLI >= 3.105) supports them. Turn them on so that
+  // programs using them run here too (the mock engine records them but never calls them).
+  (runtimeState as unknown as { getStore(): { supportsTransforms: boolean } }).getStore().supportsTransforms = true;
   const monitor = pulumi.runtime.getMonitor() as unknown as {
     registerResource(req: RegisterRequest, cb: unknown): unknown;
   };
   const original = monitor.registerResource.bind(monitor);
   monitor.registerResource = (req, cb) => {
     // URNs end in `::<name>`; keep the names.
-    dependencies.set(
-      `${req.getType()}::${req.getName()}`,
-      req.getDependenciesList().map((urn) => urn.slice(urn.lastIndexOf("::") + 2)),
-    );
+    requests.set(`${req.getType()}::${req.getName()}`, {
+      dependsOn: req.getDependenciesList().map((urn) => urn.slice(urn.lastIndexOf("::") + 2)),
+      retainOnDelete: req.getRetainondelete() ?? false,
+      transforms: req.getTransformsList().length,
+    });
     return original(req, cb);
   };
   const outputs = await program();

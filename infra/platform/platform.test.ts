@@ -5,6 +5,7 @@ import { ConfigError, decodeStructured, issuesToLines } from "./config";
 import { isKubernetesObject, modelFor, toManifest, validateKubernetesObject } from "./k8s-validate";
 import { checkLabelDomain, platformLabelKeys, standardLabels } from "./labels";
 import { redactSecrets, revealSecrets, runWithMocks } from "./mocks";
+import { retainChartOptions, retainOnDeleteTransform } from "./retain";
 import { parseStackYaml, resolveStackConfig } from "./stack-config";
 
 describe("platform label domain", () => {
@@ -111,5 +112,24 @@ describe("stack config", () => {
     });
     expect(config).toEqual({ "monitoring:s3User": "v", "monitoring:components": '["viewer"]', "monitoring:viewerAdminPassword": "[secret]" });
     expect(secretKeys.sort()).toEqual(["monitoring:s3User", "monitoring:viewerAdminPassword"]);
+  });
+});
+
+describe("retain on delete", () => {
+  test("the chart transform marks every rendered object retainOnDelete and keeps its props and options", async () => {
+    const result = await retainOnDeleteTransform({
+      type: "kubernetes:apps/v1:Deployment",
+      name: "x",
+      custom: true,
+      props: { spec: { replicas: 1 } },
+      opts: { ignoreChanges: ["spec.replicas"] },
+    });
+    expect(result).toEqual({ props: { spec: { replicas: 1 } }, opts: { ignoreChanges: ["spec.replicas"], retainOnDelete: true } });
+  });
+  test("chart options keep the caller's options and add the transform", () => {
+    const opts = retainChartOptions({ protect: true });
+    expect(opts.protect).toBe(true);
+    expect(opts.retainOnDelete).toBe(true);
+    expect(opts.transforms).toEqual([retainOnDeleteTransform]);
   });
 });
