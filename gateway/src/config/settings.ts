@@ -10,6 +10,12 @@ export const GatewaySettingsSchema = z.strictObject({
   apiKey: z.string().min(16, "GATEWAY_API_KEY must be at least 16 characters").optional(),
   /** Path of the API-key file holding SHA-256 hashes (see api-keys.ts). */
   keysFile: z.string().min(1).optional(),
+  /** Re-read the keys file this often; a mounted Secret changes in place, so keys rotate without a restart. */
+  keysReloadIntervalMs: z.coerce.number().int().positive().default(5000),
+  /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
+  redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
+  /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
+  metricsPort: z.coerce.number().int().min(0).max(65535).default(9090),
   bodyLimitBytes: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   healthIntervalMs: z.coerce.number().int().positive().default(5000),
   healthTimeoutMs: z.coerce.number().int().positive().default(2000),
@@ -35,6 +41,9 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   catalogFile: "GATEWAY_CATALOG",
   apiKey: "GATEWAY_API_KEY",
   keysFile: "GATEWAY_KEYS_FILE",
+  keysReloadIntervalMs: "GATEWAY_KEYS_RELOAD_MS",
+  redisUrl: "GATEWAY_REDIS_URL",
+  metricsPort: "GATEWAY_METRICS_PORT",
   bodyLimitBytes: "GATEWAY_BODY_LIMIT_BYTES",
   healthIntervalMs: "GATEWAY_HEALTH_INTERVAL_MS",
   healthTimeoutMs: "GATEWAY_HEALTH_TIMEOUT_MS",
