@@ -111,3 +111,15 @@ echo archive > "$dest/$(basename "$ref")-$version.tgz"
     expect(r.out).toContain("the helm CLI is required");
   });
 });
+
+describe("README monitoring section", () => {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("<!-- section:monitoring:start -->"), readme.indexOf("<!-- section:monitoring:end -->"));
+  test("shows how to set each secret with --secret", () => {
+    for (const key of QUALIFIED_SECRET_KEYS) expect(section).toContain(`pulumi config set --secret ${key} `);
+  });
+  test("documents the spec → Loki path mapping and how to really remove a component", () => {
+    expect(section).toContain("`POST /logstore/api/v1/push` | `POST /loki/api/v1/push`");
+    expect(section).toMatch(/really removing a component/i);
+  });
+});

@@ -46,13 +46,13 @@ describe("monitoring config", () => {
   const alwaysRequired = ["components", "cloudProvider", "s3Password"];
   test.each(alwaysRequired)("missing %s fails naming it", (key) => {
     const lines = problems(() => parse({ [`monitoring:${key}`]: undefined }));
-    expect(lines.some((l) => l.startsWith(`monitoring:${key}:`))).toBe(true);
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^monitoring:${key}: required\\b`)));
   });
 
   const perComponent = Object.entries(REQUIRED_BY_COMPONENT).flatMap(([component, keys]) => keys.map((k) => [component, k] as const));
   test.each(perComponent)("%s enabled and %s missing fails naming it", (component, key) => {
     const lines = problems(() => parse({ [`monitoring:${key}`]: undefined }));
-    expect(lines).toContain(`monitoring:${key}: required because ${component} is enabled`);
+    expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^monitoring:${key}: required because ${component} is enabled`)));
   });
 
   test("keys of components that are not enabled may be absent", () => {
@@ -145,6 +145,8 @@ describe("monitoring config", () => {
   });
 
   test("an empty secret counts as missing", () => {
-    expect(problems(() => parse({ "monitoring:viewerAdminPassword": "" }))).toContain("monitoring:viewerAdminPassword: required because viewer is enabled");
+    expect(problems(() => parse({ "monitoring:viewerAdminPassword": "" }))).toContain(
+      "monitoring:viewerAdminPassword: required because viewer is enabled (pulumi config set --secret monitoring:viewerAdminPassword …)",
+    );
   });
 });

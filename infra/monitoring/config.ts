@@ -61,7 +61,8 @@ export const monitoringSchema = z
       .optional(),
     s3BucketLogstore: bucketName.optional(),
     s3User: nonEmpty.optional(),
-    s3Password: secretPresence,
+    // Required (the key table says "yes"); checked below so the message can say how to set it.
+    s3Password: secretPresence.optional(),
     s3ClientImage: nonEmpty.optional(),
     viewerAdminPassword: secretPresence.optional(),
     cloudProvider: nonEmpty,
@@ -81,11 +82,15 @@ export const monitoringSchema = z
       // Runs even when other keys already failed, so one message names every offending key.
       const listed = Array.isArray(value.components) ? value.components : [];
       const present = value as Record<string, unknown>;
+      if (present.s3Password === undefined) {
+        ctx.addIssue({ code: "custom", path: ["s3Password"], message: "required (pulumi config set --secret monitoring:s3Password …)" });
+      }
       for (const component of COMPONENTS) {
         if (!listed.includes(component)) continue;
         for (const key of REQUIRED_BY_COMPONENT[component]) {
           if (present[key] === undefined) {
-            ctx.addIssue({ code: "custom", path: [key], message: `required because ${component} is enabled` });
+            const how = (SECRET_KEYS as readonly string[]).includes(key) ? ` (pulumi config set --secret monitoring:${key} …)` : "";
+            ctx.addIssue({ code: "custom", path: [key], message: `required because ${component} is enabled${how}` });
           }
         }
       }

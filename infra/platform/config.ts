@@ -46,7 +46,9 @@ export function issuesToLines(namespace: string, issues: readonly z.core.$ZodIss
     const [head, ...rest] = issue.path.map(String);
     const key = head ?? fallbackKey ?? "(root)";
     const sub = rest.length > 0 ? ` [${rest.join(".")}]` : "";
-    lines.push(`${namespace}:${key}${sub}: ${issue.message}`);
+    // zod words a missing key as a type error; say what an operator needs to hear.
+    const missing = issue.code === "invalid_type" && /received undefined$/.test(issue.message);
+    lines.push(`${namespace}:${key}${sub}: ${missing ? "required" : issue.message}`);
   }
   return [...new Set(lines)];
 }
