@@ -72,6 +72,17 @@ describe("monitoring stack on mocks, every component enabled", () => {
     for (const c of byType(rs, CHART)) expect([c.name, c.transforms]).toEqual([c.name, 1]);
   });
 
+  test("everything in the namespace waits for it; viewer, collector and metrics do not wait for the log store", () => {
+    for (const r of rs.filter((x) => x.type.startsWith("kubernetes:") && x.type !== "kubernetes:core/v1:Namespace")) {
+      expect([r.type, r.name, r.dependsOn.includes("monitoring")]).toEqual([r.type, r.name, true]);
+    }
+    for (const name of ["viewer", "collector", "metrics"]) {
+      const deps = named(rs, CHART, name).dependsOn;
+      expect(deps).not.toContain("logstore");
+      expect(deps).not.toContain(BUCKET_JOB_NAME);
+    }
+  });
+
   test("dashboard ConfigMaps follow the viewer", () => {
     expect(named(rs, "ai-platform:monitoring:Dashboards", "dashboards").dependsOn).toContain("viewer");
   });
