@@ -57,7 +57,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<{ url: 
 export async function stopAll(procs: ChildProcess[]): Promise<void> {
   await Promise.all(
     procs.map(async (p) => {
-      if (p.exitCode !== null) return;
+      if (p.exitCode !== null || p.signalCode !== null) return;
       const exited = once(p, "exit");
       p.kill("SIGTERM");
       await exited;

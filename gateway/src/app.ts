@@ -6,7 +6,10 @@ import { requireApiKey } from "./auth/middleware";
 import type { GatewaySettings } from "./config/settings";
 import { errorHandler } from "./http/error-handler";
 import { requestLogging } from "./http/request-log";
+import type { RateLimiter } from "./limits/rate-limiter";
+import { httpMetrics } from "./observability/http-metrics";
 import type { Logger } from "./observability/logger";
+import type { GatewayMetrics } from "./observability/metrics";
 import { inferenceRoutes } from "./routes/inference";
 import { modelRoutes } from "./routes/models";
 import { probeRoutes, type ProbeState } from "./routes/probes";
@@ -19,6 +22,8 @@ export interface AppDeps {
   log: Logger;
   state: ProbeState;
   dispatcher: Dispatcher;
+  limiter: RateLimiter;
+  metrics: GatewayMetrics;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -29,6 +34,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
 
   app.use(requestLogging(deps.log));
+  app.use(httpMetrics(deps.metrics, deps.registry));
   app.use(probeRoutes(state));
 
   app.use((_req, res, next) => {
@@ -46,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
   app.use(
-    inferenceRoutes(deps.registry, {
+    inferenceRoutes(deps.registry, deps.limiter, deps.metrics, {
       dispatcher: deps.dispatcher,
       headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,

@@ -1,11 +1,16 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import Redis from "ioredis";
 import { Agent } from "undici";
 import { createApp } from "./app";
 import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
+import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
 import type { GatewaySettings } from "./config/settings";
+import { RateLimiter } from "./limits/rate-limiter";
+import { RedisBuckets } from "./limits/redis-buckets";
 import { createLogger, type Logger } from "./observability/logger";
+import { GatewayMetrics } from "./observability/metrics";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
@@ -14,7 +19,7 @@ import { ModelRegistry } from "./upstream/registry";
 export interface GatewayOptions {
   settings: GatewaySettings;
   catalog: Catalog;
-  /** Hashed key entries (a keys file); `settings.apiKey`, if set, is added as the key named "default". */
+  /** Hashed key entries given directly (tests, embedding); `settings.keysFile` and `settings.apiKey` add to them. */
   keys?: readonly ApiKeyEntry[];
   log?: Logger;
 }
@@ -22,65 +27,131 @@ export interface GatewayOptions {
 export interface RunningGateway {
   url: string;
   port: number;
+  metricsUrl: string;
   registry: ModelRegistry;
   keys: ApiKeyStore;
+  keysReloader?: KeysFileReloader;
+  limiter: RateLimiter;
+  metrics: GatewayMetrics;
   state: ProbeState;
   server: Server;
   /** Fails readiness, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
 }
 
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return (server.address() as AddressInfo).port;
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<RunningGateway> {
   const { settings } = opts;
   const log = opts.log ?? createLogger(settings.logLevel);
-  const entries: ApiKeyEntry[] = [...(opts.keys ?? [])];
-  if (settings.apiKey) entries.push({ name: "default", sha256: hashApiKey(settings.apiKey) });
-  const keys = new ApiKeyStore(entries);
+
+  const fixedKeys: ApiKeyEntry[] = [...(opts.keys ?? [])];
+  if (settings.apiKey) fixedKeys.push({ name: "default", sha256: hashApiKey(settings.apiKey) });
+  const keys = new ApiKeyStore(fixedKeys);
+  let keysReloader: KeysFileReloader | undefined;
+  if (settings.keysFile) {
+    keysReloader = new KeysFileReloader(settings.keysFile, keys, fixedKeys, log);
+    await keysReloader.start(settings.keysReloadIntervalMs);
+  }
   if (keys.size === 0) log.warn("no API keys configured: every /v1 request will get 401");
 
   const registry = new ModelRegistry(opts.catalog);
+  const metrics = new GatewayMetrics(registry);
+  const redis = settings.redisUrl
+    ? new Redis(settings.redisUrl, {
+        // Fail fast while Redis is away, so requests fall back to local limits instead of waiting.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 250,
+        connectTimeout: 2000,
+      })
+    : undefined;
+  redis?.on("error", () => undefined); // reported once by the limiter, not on every reconnect attempt
+  if (redis && redis.status !== "ready") {
+    // Start on shared limits when Redis is there; if it is not, start degraded rather than not at all.
+    const ready = await Promise.race([
+      new Promise<boolean>((resolve) => redis.once("ready", () => resolve(true))),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
+    ]);
+    if (!ready) log.warn({ redis: "unreachable" }, "rate-limit store not reachable at start: limits are per replica until it is");
+  }
+  const limiter = new RateLimiter(redis ? new RedisBuckets(redis) : undefined, log, {
+    refused: (key, limit) => metrics.rateLimited.inc({ key, limit }),
+  });
+
   // One pooled keep-alive agent for all replicas; streams can be long, so no overall request timeout here.
   const dispatcher = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 5_000 } });
   const state: ProbeState = { started: false, draining: false };
-  const health = new HealthChecker(() => registry.replicas(), dispatcher, {
-    intervalMs: settings.healthIntervalMs,
-    timeoutMs: settings.healthTimeoutMs,
-    unhealthyThreshold: settings.unhealthyThreshold,
-  }, log);
+  const health = new HealthChecker(
+    () => registry.replicas(),
+    dispatcher,
+    { intervalMs: settings.healthIntervalMs, timeoutMs: settings.healthTimeoutMs, unhealthyThreshold: settings.unhealthyThreshold },
+    log,
+  );
 
-  const app = createApp({ settings, registry, keys, log, state, dispatcher });
+  const app = createApp({ settings, registry, keys, log, state, dispatcher, limiter, metrics });
   const server = createServer(app);
   // Longer than typical load-balancer idle timeouts, so the LB closes idle connections first.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
-
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(settings.port, settings.host, () => resolve());
+  const metricsServer = createServer((req, res) => {
+    if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
+      metrics.registry.metrics().then(
+        (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
+        () => res.writeHead(500).end(),
+      );
+    } else res.writeHead(404, { "content-type": "text/plain" }).end("metrics are at /metrics\n");
   });
+
+  const port = await listen(server, settings.port, settings.host);
+  const metricsPort = await listen(metricsServer, settings.metricsPort, settings.host);
   const discoveries = registry.all().map((p) => new DnsDiscovery(p, log));
   await Promise.all(discoveries.map((d) => d.start()));
   await health.start();
   state.started = true;
-  const port = (server.address() as AddressInfo).port;
   const host = settings.host === "0.0.0.0" || settings.host === "::" ? "127.0.0.1" : settings.host;
-  log.info({ port, models: registry.all().map((p) => p.model.id) }, "gateway listening");
+  log.info({ port, metricsPort, models: registry.all().map((p) => p.model.id), sharedLimits: Boolean(redis) }, "gateway listening");
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       state.draining = true;
       health.stop();
+      keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownGraceMs).unref());
       await Promise.race([closed, grace]);
       server.closeAllConnections();
+      await new Promise<void>((resolve) => {
+        metricsServer.close(() => resolve());
+        metricsServer.closeAllConnections();
+      });
+      limiter.stop();
+      redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
       log.info("gateway stopped");
     })());
 
-  return { url: `http://${host}:${port}`, port, registry, keys, state, server, close };
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    metricsUrl: `http://${host}:${metricsPort}/metrics`,
+    registry,
+    keys,
+    keysReloader,
+    limiter,
+    metrics,
+    state,
+    server,
+    close,
+  };
 }

@@ -2,28 +2,16 @@
  * The gateway process in a cluster: catalog from $GATEWAY_CATALOG, hashed keys from $GATEWAY_KEYS_FILE
  * (and/or one key in $GATEWAY_API_KEY). Exits non-zero with a message naming the bad setting.
  */
-import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
-import { ApiKeysFileSchema, type ApiKeyEntry } from "../auth/api-keys";
 import { loadCatalogFile } from "../config/load-catalog";
 import { settingsFromEnv } from "../config/settings";
 import { createLogger } from "../observability/logger";
 import { startGateway } from "../server";
 
-function loadKeys(path: string | undefined): ApiKeyEntry[] {
-  if (!path) return [];
-  const parsed = ApiKeysFileSchema.safeParse(parseYaml(readFileSync(path, "utf8")));
-  if (!parsed.success) {
-    throw new Error(`Invalid keys file ${path}:\n  ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`);
-  }
-  return parsed.data.keys;
-}
-
 async function main(): Promise<void> {
   const settings = settingsFromEnv();
   if (!settings.catalogFile) throw new Error("GATEWAY_CATALOG: required (path of the model catalog file)");
   const log = createLogger(settings.logLevel);
-  const gateway = await startGateway({ settings, catalog: loadCatalogFile(settings.catalogFile), keys: loadKeys(settings.keysFile), log });
+  const gateway = await startGateway({ settings, catalog: loadCatalogFile(settings.catalogFile), log });
   const stop = () => void gateway.close().then(() => process.exit(0));
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);

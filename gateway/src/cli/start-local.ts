@@ -16,6 +16,8 @@ async function main(): Promise<void> {
     apiKey,
     host: process.env.GATEWAY_HOST ?? "127.0.0.1",
     healthIntervalMs: Number(process.env.GATEWAY_HEALTH_INTERVAL_MS ?? 2000),
+    // Ephemeral unless chosen, so a local run never collides with a Prometheus on 9090.
+    metricsPort: Number(process.env.GATEWAY_METRICS_PORT ?? 0),
   });
 
   const fleet = await startLocalFleet();
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
       "Or from Node with the official SDK (it reads both variables):",
       `  node -e 'new (require("openai"))().chat.completions.create({model:"${chatModel}",messages:[{role:"user",content:"Say hello"}]}).then(r=>console.log(r.choices[0].message.content))'`,
       "",
-      `Base URL: ${base}    Ctrl-C stops it.`,
+      `Base URL: ${base}    Metrics: ${gateway.metricsUrl}    Ctrl-C stops it.`,
       "",
     ].join("\n"),
   );

@@ -20,9 +20,19 @@ export interface UpstreamCall {
   body: Record<string, unknown>;
   requestId: string;
   stream: boolean;
+  /** Drop the usage-only chunk the gateway asked for on the client's behalf. */
+  stripUsageChunk?: boolean;
   res: Response;
   /** Aborted when the client goes away: the upstream request is cancelled at once. */
   signal: AbortSignal;
+  timing?: StreamTiming;
+}
+
+/** Observers of a streamed answer, in seconds. */
+export interface StreamTiming {
+  firstToken(seconds: number): void;
+  interToken(seconds: number): void;
+  retried(): void;
 }
 
 export interface UpstreamOutcome {
@@ -105,7 +115,10 @@ export async function forwardInference(call: UpstreamCall, opts: ForwardOptions)
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
         replica.eject(code);
-        if (attempt < maxAttempts) continue;
+        if (attempt < maxAttempts) {
+          call.timing?.retried();
+          continue;
+        }
         throw errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
       }
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
@@ -194,6 +207,14 @@ async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): 
   let usage: Usage | undefined;
   let done = false;
   let streamError: string | undefined;
+  const started = performance.now();
+  let lastTokenAt: number | undefined;
+  const sawToken = () => {
+    const now = performance.now();
+    if (lastTokenAt === undefined) call.timing?.firstToken((now - started) / 1000);
+    else call.timing?.interToken((now - lastTokenAt) / 1000);
+    lastTokenAt = now;
+  };
 
   res.status(200);
   res.setHeader("content-type", "text/event-stream; charset=utf-8");
@@ -226,10 +247,15 @@ async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): 
         return;
       }
       if (obj.usage) usage = asUsage(obj.usage);
+      const choices = obj.choices as unknown[] | undefined;
+      if (call.stripUsageChunk && obj.usage && Array.isArray(choices) && choices.length === 0) return;
       if (rewrite) obj.model = pool.model.id;
+      if (data.includes('"content":"') || data.includes('"tool_calls"')) sawToken();
       res.write(`data: ${rewrite ? JSON.stringify(obj) : data}\n\n`);
       return;
     }
+    // Content deltas carry text; the role-only first chunk (content "") does not count as a token.
+    if (data.includes('"content":"') && !data.includes('"content":""') || data.includes('"tool_calls"')) sawToken();
     res.write(`data: ${data}\n\n`);
   };
 

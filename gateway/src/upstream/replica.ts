@@ -26,6 +26,11 @@ export class Replica {
     return this.inFlight < this.maxConcurrency;
   }
 
+  /** No room for another request right now. */
+  get saturated(): boolean {
+    return !this.hasCapacity;
+  }
+
   markHealthy(): void {
     this.state = "ready";
     this.consecutiveFailures = 0;

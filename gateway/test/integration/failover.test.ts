@@ -5,7 +5,7 @@ describe("replica failure before the response starts", () => {
   let h: Harness;
   beforeAll(async () => {
     // Health checks far apart, so only the passive path can notice the dead replica.
-    h = await startHarness([{ id: "chat-model", replicas: 2 }, { id: "solo", replicas: 1 }], { healthIntervalMs: 60_000 });
+    h = await startHarness([{ id: "chat-model", replicas: 2 }, { id: "solo", replicas: 1 }], { settings: { healthIntervalMs: 60_000 } });
   });
   afterAll(() => h.close());
 

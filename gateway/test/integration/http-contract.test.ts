@@ -39,7 +39,7 @@ describe("HTTP contract of the gateway", () => {
         { id: "slow-model", sim: { latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 30, prefillTimePerTokenMs: 0 } } },
         { id: "late-model", sim: { startupDelayMs: 700 } },
       ],
-      { bodyLimitBytes: 64 * 1024 },
+      { settings: { bodyLimitBytes: 64 * 1024 } },
     );
   });
   afterAll(() => h.close());

@@ -55,7 +55,7 @@ const badAuthorization = fc.oneof(
 describe("malformed input", () => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness([{ id: "chat-model" }, { id: "embed-model", category: "embedder" }], { bodyLimitBytes: 16 * 1024 });
+    h = await startHarness([{ id: "chat-model" }, { id: "embed-model", category: "embedder" }], { settings: { bodyLimitBytes: 16 * 1024 } });
   });
   afterAll(() => h.close());
 

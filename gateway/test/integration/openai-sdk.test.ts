@@ -17,7 +17,7 @@ describe("openai SDK against the gateway", () => {
         { id: "tiny-model", maxConcurrency: 1, sim: { latency: { timeToFirstTokenMs: 5, interTokenLatencyMs: 40, prefillTimePerTokenMs: 0 } } },
         { id: "flaky-stream", sim: { dropStreamAfterTokens: 3, latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 5, prefillTimePerTokenMs: 0 } } },
       ],
-      { retryAfterNotReadySeconds: 1, retryAfterSaturatedSeconds: 1 },
+      { settings: { retryAfterNotReadySeconds: 1, retryAfterSaturatedSeconds: 1 } },
     );
     client = h.client();
   });

@@ -15,9 +15,7 @@ describe("upstream modes", () => {
   beforeAll(async () => {
     h = await startHarness(
       [{ id: "by-dns" }, { id: "pool-ok" }, { id: "pool-busy", sim: { failureRate: 1, failureStatus: 429 } }, { id: "pool-gone" }],
-      { healthIntervalMs: 300 },
-      [],
-      toMode,
+      { settings: { healthIntervalMs: 300 }, mapCatalog: toMode },
     );
   });
   afterAll(() => h.close());

@@ -34,13 +34,20 @@ export interface Harness {
 }
 
 /** Simulated replicas and a gateway in front of them, all real servers on loopback. */
-export async function startHarness(
-  models: HarnessModel[],
-  settings: GatewaySettingsInput = {},
-  extraKeys: ApiKeyEntry[] = [],
+export interface HarnessOptions {
+  settings?: GatewaySettingsInput;
+  /** More key entries besides the harness key (named "test-key"). */
+  extraKeys?: ApiKeyEntry[];
   /** Rewrites the generated catalog, e.g. to put a model in dns or pool mode. */
-  mapCatalog: (catalog: CatalogInput) => CatalogInput = (c) => c,
-): Promise<Harness> {
+  mapCatalog?: (catalog: CatalogInput) => CatalogInput;
+  /** Fixed harness key (e.g. shared by two gateways); default: a fresh one. */
+  key?: string;
+  /** Limits of the harness key. */
+  keyLimits?: { rpm?: number; tpm?: number };
+}
+
+export async function startHarness(models: HarnessModel[], options: HarnessOptions = {}): Promise<Harness> {
+  const { settings = {}, extraKeys = [], mapCatalog = (c: CatalogInput) => c } = options;
   const sims: Record<string, RunningSimulator[]> = {};
   const catalog: CatalogInput = { models: [] };
   for (const m of models) {
@@ -80,11 +87,11 @@ export async function startHarness(
     },
   });
 
-  const key = generateApiKey();
+  const key = options.key ?? generateApiKey();
   const gateway = await startGateway({
-    settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, healthIntervalMs: 50, healthTimeoutMs: 500, shutdownGraceMs: 2000, ...settings }),
+    settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, metricsPort: 0, healthIntervalMs: 50, healthTimeoutMs: 500, shutdownGraceMs: 2000, ...settings }),
     catalog: parseCatalog(mapCatalog(catalog)),
-    keys: [{ name: "test-key", sha256: hashApiKey(key) }, ...extraKeys],
+    keys: [{ name: "test-key", sha256: hashApiKey(key), ...options.keyLimits }, ...extraKeys],
     log: createLogger("info", sink),
   });
   const baseURL = `${gateway.url}/v1`;

@@ -1,0 +1,107 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { ModelRegistry } from "../upstream/registry";
+
+/** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
+const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1];
+
+/**
+ * The gateway's Prometheus metrics, in a registry of its own. Label values are bounded: `model` is a catalog
+ * id or "unknown" (clients choose the model string, so it is never used raw), `key` a configured key name.
+ * Request and user ids never become labels.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: "gateway_requests_total",
+    help: "HTTP requests answered, by model, endpoint, status and API key name.",
+    labelNames: ["model", "endpoint", "status", "key"] as const,
+    registers: [this.registry],
+  });
+
+  readonly duration = new Histogram({
+    name: "gateway_request_duration_seconds",
+    help: "Time from request to the end of the response.",
+    labelNames: ["model", "endpoint", "stream"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly timeToFirstToken = new Histogram({
+    name: "gateway_time_to_first_token_seconds",
+    help: "Streaming: time from request to the first generated token.",
+    labelNames: ["model"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly interTokenLatency = new Histogram({
+    name: "gateway_inter_token_latency_seconds",
+    help: "Streaming: time between consecutive generated-token chunks.",
+    labelNames: ["model"] as const,
+    buckets: ITL_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly tokens = new Counter({
+    name: "gateway_tokens_total",
+    help: "Tokens reported by the model servers, by model, API key name and type (prompt or completion).",
+    labelNames: ["model", "key", "type"] as const,
+    registers: [this.registry],
+  });
+
+  readonly inFlight = new Gauge({
+    name: "gateway_requests_in_flight",
+    help: "Inference requests currently being served, by model.",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimited = new Counter({
+    name: "gateway_rate_limit_refusals_total",
+    help: "Requests refused by per-key limits, by API key name and limit (requests or tokens).",
+    labelNames: ["key", "limit"] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamRetries = new Counter({
+    name: "gateway_upstream_retries_total",
+    help: "Requests retried on another replica after a refused or reset connection.",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(models: ModelRegistry) {
+    collectDefaultMetrics({ register: this.registry });
+    // prom-client's summed handle/request/resource gauges end in _total, which Prometheus reserves for
+    // counters (promtool rejects them); the per-type gauges they sum stay.
+    for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) {
+      this.registry.removeSingleMetric(name);
+    }
+    const perReplica = (name: string, help: string, value: (r: ReturnType<ModelRegistry["replicas"]>[number]) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["model", "replica"] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const r of models.replicas()) this.set({ model: r.modelId, replica: r.url }, value(r));
+        },
+      });
+    perReplica("gateway_replica_ready", "1 when the replica passes health checks, else 0.", (r) => (r.ready ? 1 : 0));
+    perReplica("gateway_replica_in_flight", "Requests the gateway has in flight to the replica.", (r) => r.inFlight);
+    perReplica("gateway_replica_saturated", "1 when the replica is at its concurrency cap or its own load thresholds.", (r) => (r.saturated ? 1 : 0));
+    new Gauge({
+      name: "gateway_models_ready",
+      help: "1 when the model has at least one ready replica (it is listed by /v1/models), else 0.",
+      labelNames: ["model"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const p of models.all()) this.set({ model: p.model.id }, p.isReady ? 1 : 0);
+      },
+    });
+  }
+}
