@@ -25,7 +25,7 @@ const exprs = (d: Dashboard) => d.panels.flatMap((p) => p.targets.map((t) => t.e
 const all = [...logDashboards(), ...metricsDashboards()];
 
 describe("dashboards", () => {
-  test("the six dashboards of the spec, with unique uids", () => {
+  test("the six dashboards of the spec plus the gateway's, with unique uids", () => {
     expect(all.map((d) => d.title)).toEqual([
       "AI Platform · Overview",
       "AI Platform · Error Explorer",
@@ -33,10 +33,11 @@ describe("dashboards", () => {
       "app-serving · Model Log Explorer",
       "Cluster · Node Metrics",
       "Cluster · Pod Resource Usage",
+      "AI Platform · Gateway",
     ]);
-    expect(new Set(all.map((d) => d.uid)).size).toBe(6);
+    expect(new Set(all.map((d) => d.uid)).size).toBe(7);
     expect(selectDashboards(false)).toHaveLength(4);
-    expect(selectDashboards(true)).toHaveLength(6);
+    expect(selectDashboards(true)).toHaveLength(7);
   });
 
   test.each(logDashboards().map((d) => [d.title, d] as const))("%s: log store datasource, LogQL parses, scoped to platform", (_t, d) => {

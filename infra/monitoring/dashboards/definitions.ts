@@ -225,6 +225,67 @@ export function podResourcesDashboard(): Dashboard {
   });
 }
 
+/**
+ * The gateway's own metrics (gateway/src/observability/metrics.ts), scraped from its pods by the
+ * `kubernetes-pods` job through the prometheus.io annotations.
+ */
+export function gatewayDashboard(): Dashboard {
+  const m = `model=~"$model"`;
+  const inference = `endpoint=~"/v1/chat/completions|/v1/embeddings", ${m}`;
+  const quantiles = (metric: string, by: string) =>
+    [0.5, 0.9, 0.99].map((q) => ({
+      expr: `histogram_quantile(${q}, sum by (le, ${by}) (rate(${metric}_bucket{${m}}[5m])))`,
+      legend: `p${q * 100} {{${by}}}`,
+    }));
+  return dashboard({
+    uid: "ai-platform-gateway",
+    title: "AI Platform · Gateway",
+    tags: ["ai-platform", "metrics", "gateway"],
+    kind: "metrics",
+    variables: [variable("metrics", "model", "Model", { label: "model", selector: "gateway_models_ready" })],
+    panels: [
+      { type: "timeseries", title: "Requests per second by model", exprs: [{ expr: `sum by (model) (rate(gateway_requests_total{${inference}}[5m]))`, legend: "{{model}}" }], unit: "reqps" },
+      {
+        type: "timeseries",
+        title: "Errors by status",
+        exprs: [{ expr: `sum by (status) (rate(gateway_requests_total{status!~"2..", ${m}}[5m]))`, legend: "{{status}}" }],
+        unit: "reqps",
+      },
+      { type: "timeseries", title: "Time to first token (streams)", exprs: quantiles("gateway_time_to_first_token_seconds", "model"), unit: "s" },
+      { type: "timeseries", title: "Request latency", exprs: quantiles("gateway_request_duration_seconds", "model"), unit: "s" },
+      { type: "timeseries", title: "Inter-token latency", exprs: quantiles("gateway_inter_token_latency_seconds", "model"), unit: "s" },
+      {
+        type: "timeseries",
+        title: "Tokens per second by model",
+        exprs: [{ expr: `sum by (model, type) (rate(gateway_tokens_total{${m}}[5m]))`, legend: "{{model}} {{type}}" }],
+        unit: "short",
+      },
+      {
+        type: "timeseries",
+        title: "Saturated replicas (share)",
+        description: "Share of a model's replicas at their concurrency cap or load thresholds; at 1 new requests get 429.",
+        exprs: [{ expr: `sum by (model) (gateway_replica_saturated{${m}}) / count by (model) (gateway_replica_saturated{${m}})`, legend: "{{model}}" }],
+        unit: "percentunit",
+      },
+      {
+        type: "timeseries",
+        title: "Ready replicas and requests in flight",
+        exprs: [
+          { expr: `sum by (model) (gateway_replica_ready{${m}})`, legend: "{{model}} ready replicas" },
+          { expr: `sum by (model) (gateway_requests_in_flight{${m}})`, legend: "{{model}} in flight" },
+        ],
+      },
+      {
+        type: "timeseries",
+        title: "Rate-limit refusals by key",
+        exprs: [{ expr: `sum by (key, limit) (rate(gateway_rate_limit_refusals_total[5m]))`, legend: "{{key}} {{limit}}" }],
+        unit: "reqps",
+        w: 24,
+      },
+    ],
+  });
+}
+
 /** Dashboards deployed when `dashboards` (and `viewer`) are enabled. */
 export function logDashboards(): Dashboard[] {
   return [overviewDashboard(), errorExplorerDashboard(), shaideLogExplorerDashboard(), servingLogExplorerDashboard()];
@@ -232,5 +293,5 @@ export function logDashboards(): Dashboard[] {
 
 /** Dashboards deployed when `dashboards` and `metrics` are enabled. */
 export function metricsDashboards(): Dashboard[] {
-  return [nodeMetricsDashboard(), podResourcesDashboard()];
+  return [nodeMetricsDashboard(), podResourcesDashboard(), gatewayDashboard()];
 }
