@@ -58,6 +58,7 @@ export function createApp(deps: AppDeps): Express {
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,
       retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
+      sseKeepAliveMs: settings.sseKeepAliveMs,
     }),
   );
   app.use((req, _res) => {

@@ -14,6 +14,7 @@ import { GatewayMetrics } from "./observability/metrics";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
+import { LoadScraper } from "./upstream/load-scraper";
 import { ModelRegistry } from "./upstream/registry";
 
 export interface GatewayOptions {
@@ -115,6 +116,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const discoveries = registry.all().map((p) => new DnsDiscovery(p, log));
   await Promise.all(discoveries.map((d) => d.start()));
   await health.start();
+  const loadScraper = new LoadScraper(() => registry.replicas(), dispatcher, settings.loadScrapeIntervalMs, settings.healthTimeoutMs);
+  loadScraper.start();
   state.started = true;
   const host = settings.host === "0.0.0.0" || settings.host === "::" ? "127.0.0.1" : settings.host;
   log.info({ port, metricsPort, models: registry.all().map((p) => p.model.id), sharedLimits: Boolean(redis) }, "gateway listening");
@@ -124,6 +127,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     (closing ??= (async () => {
       state.draining = true;
       health.stop();
+      loadScraper.stop();
       keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

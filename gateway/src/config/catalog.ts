@@ -57,6 +57,13 @@ export const RoutingSchema = z.strictObject({
   maxWaitingRequests: z.number().int().nonnegative().default(8),
   /** A replica is saturated above this KV-cache usage (0..1) reported by the model server. */
   maxKvCacheUsage: z.number().min(0).max(1).default(0.95),
+  /** prefix-affinity: prompts sharing fewer leading 128-character blocks than this are routed least-loaded. */
+  minPrefixBlocks: z.number().int().min(1).default(4),
+  /**
+   * prefix-affinity load gate: the warm replica is used only while its load exceeds the least-loaded
+   * replica's by at most this fraction of its concurrency cap.
+   */
+  affinityLoadTolerance: z.number().min(0).max(1).default(0.25),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */
   queueTimeoutMs: z.number().int().nonnegative().default(2000),
   /** Requests allowed to wait for a slot at once; more get 429 straight away. */

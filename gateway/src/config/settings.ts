@@ -25,6 +25,10 @@ export const GatewaySettingsSchema = z.strictObject({
   upstreamHeadersTimeoutMs: z.coerce.number().int().positive().default(600_000),
   /** Longest silence between two body chunks of an upstream response. */
   upstreamIdleTimeoutMs: z.coerce.number().int().positive().default(120_000),
+  /** Streaming requests still waiting after this long get SSE headers and keep-alive comments (0 = never). */
+  sseKeepAliveMs: z.coerce.number().int().nonnegative().default(10_000),
+  /** How often each replica's /metrics is read for queue depth and KV-cache use (0 = never). */
+  loadScrapeIntervalMs: z.coerce.number().int().nonnegative().default(1000),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1),
   retryAfterNotReadySeconds: z.coerce.number().positive().default(5),
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
@@ -50,6 +54,8 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   unhealthyThreshold: "GATEWAY_UNHEALTHY_THRESHOLD",
   upstreamHeadersTimeoutMs: "GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS",
   upstreamIdleTimeoutMs: "GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS",
+  sseKeepAliveMs: "GATEWAY_SSE_KEEPALIVE_MS",
+  loadScrapeIntervalMs: "GATEWAY_LOAD_SCRAPE_INTERVAL_MS",
   retryAfterSaturatedSeconds: "GATEWAY_RETRY_AFTER_SATURATED_SECONDS",
   retryAfterNotReadySeconds: "GATEWAY_RETRY_AFTER_NOT_READY_SECONDS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",

@@ -8,6 +8,7 @@ import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
 import type { ModelRegistry } from "../upstream/registry";
 import { forwardInference, type ForwardOptions } from "../upstream/forward";
+import { prefixHashes, promptText } from "../upstream/prefix-index";
 import { requestLog } from "../http/request-log";
 
 interface Endpoint {
@@ -64,6 +65,8 @@ export function inferenceRoutes(registry: ModelRegistry, limiter: RateLimiter, m
             stripUsageChunk: stream === true && !clientWantsUsage,
             res,
             signal: abort.signal,
+            // Hashing the prompt costs a pass over it: only for models that route on it.
+            pick: pool.model.routing.strategy === "prefix-affinity" ? { prefix: prefixHashes(promptText(body)) } : {},
             timing: {
               firstToken: (s) => metrics.timeToFirstToken.observe({ model }, s),
               interToken: (s) => metrics.interTokenLatency.observe({ model }, s),

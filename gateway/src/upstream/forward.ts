@@ -3,6 +3,7 @@ import type { Response } from "express";
 import { request, type Dispatcher } from "undici";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ApiError, errors } from "../api/errors";
+import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
 import { normalizeUpstreamError, parseErrorBody } from "./normalize-error";
@@ -26,6 +27,8 @@ export interface UpstreamCall {
   /** Aborted when the client goes away: the upstream request is cancelled at once. */
   signal: AbortSignal;
   timing?: StreamTiming;
+  /** What the balancing strategy may use (prompt prefix hashes). */
+  pick?: PickContext;
 }
 
 /** Observers of a streamed answer, in seconds. */
@@ -50,6 +53,8 @@ export interface ForwardOptions {
   idleTimeoutMs: number;
   retryAfterSaturatedSeconds: number;
   retryAfterNotReadySeconds: number;
+  /** Streaming: after this long without an upstream response, send SSE headers and keep-alive comments. */
+  sseKeepAliveMs: number;
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
@@ -79,13 +84,26 @@ function errorCode(err: unknown): string | undefined {
  * Throws ApiError for anything that should leave as an error envelope before a response started.
  */
 export async function forwardInference(call: UpstreamCall, opts: ForwardOptions): Promise<UpstreamOutcome> {
+  const keepAlive = call.stream ? new SseKeepAlive(call.res, opts.sseKeepAliveMs) : undefined;
+  try {
+    return await forwardWithRetry(call, opts, keepAlive);
+  } finally {
+    keepAlive?.stop();
+  }
+}
+
+async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAlive?: SseKeepAlive): Promise<UpstreamOutcome> {
   const { pool } = call;
   const tried = new Set<Replica>();
   const payload = JSON.stringify(call.body);
-  const maxAttempts = Math.min(2, pool.replicas.length);
+  const maxAttempts = Math.min(2, Math.max(1, pool.replicas.length));
 
   for (let attempt = 1; ; attempt++) {
-    const picked = pool.acquire(tried);
+    const picked = await pool.acquire(call.pick, tried, call.signal);
+    if (call.signal.aborted) {
+      if (picked.ok) pool.release(picked.replica);
+      return { status: 499, attempts: attempt };
+    }
     if (!picked.ok) {
       throw picked.reason === "saturated" && tried.size === 0
         ? errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds)
@@ -124,12 +142,49 @@ export async function forwardInference(call: UpstreamCall, opts: ForwardOptions)
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }
 
+    keepAlive?.stop();
     try {
       return await relay(call, upstream, replica, attempt, opts);
     } finally {
       pool.release(replica);
     }
   }
+}
+
+/**
+ * While a streaming request waits (queue, prefill of a long prompt behind a slow proxy), idle connections get
+ * cut by proxies and by Node fetch's ~5-minute body timeout. After `afterMs` the gateway commits to a 200 event
+ * stream and sends SSE comments, which clients ignore; errors after that travel as SSE error events.
+ */
+class SseKeepAlive {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: Response,
+    private readonly afterMs: number,
+  ) {
+    if (afterMs > 0) this.timer = setTimeout(() => this.beat(), afterMs);
+  }
+
+  private beat(): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    if (!this.res.headersSent) startEventStream(this.res);
+    this.res.write(": keep-alive\n\n");
+    this.timer = setTimeout(() => this.beat(), this.afterMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}
+
+function startEventStream(res: Response): void {
+  res.status(200);
+  res.setHeader("content-type", "text/event-stream; charset=utf-8");
+  res.setHeader("cache-control", "no-cache");
+  res.setHeader("x-accel-buffering", "no");
+  res.flushHeaders();
 }
 
 async function relay(
@@ -149,6 +204,11 @@ async function relay(
   }
   if (call.stream && contentType.includes("text/event-stream")) {
     return { ...base, status, ...(await relaySse(call, upstream)) };
+  }
+  if (call.res.headersSent) {
+    // Keep-alive already committed to an event stream; a JSON answer can only travel as an error event.
+    await upstream.body.dump();
+    throw errors.upstreamFailed(call.pool.model.id, "the model server answered a streaming request without an event stream");
   }
   const text = await readText(upstream, call, opts);
   let parsed: Record<string, unknown>;
@@ -216,11 +276,7 @@ async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): 
     lastTokenAt = now;
   };
 
-  res.status(200);
-  res.setHeader("content-type", "text/event-stream; charset=utf-8");
-  res.setHeader("cache-control", "no-cache");
-  res.setHeader("x-accel-buffering", "no");
-  res.flushHeaders();
+  if (!res.headersSent) startEventStream(res);
 
   const onEvent = (ev: EventSourceMessage) => {
     if (done) return;

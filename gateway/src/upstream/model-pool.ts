@@ -1,22 +1,37 @@
 import type { CatalogModel } from "../config/catalog";
+import { createStrategy, type PickContext, type Strategy } from "./balancer";
 import { Replica } from "./replica";
 
 export type AcquireResult = { ok: true; replica: Replica } | { ok: false; reason: "not_ready" | "saturated" };
 
+interface Waiter {
+  ctx: PickContext;
+  exclude?: ReadonlySet<Replica>;
+  resolve(result: AcquireResult): void;
+  timer: NodeJS.Timeout;
+}
+
+/** How often a non-empty wait queue re-checks replicas whose saturation came from scraped load. */
+const QUEUE_RECHECK_MS = 50;
+
 /**
- * The replicas of one model and the choice among them: the ready replica with the fewest requests in
- * flight below its cap; ties go round-robin so equal replicas share load evenly.
+ * The replicas of one model and the choice among them. Only ready, unsaturated replicas are candidates;
+ * the model's strategy picks one. When every ready replica is saturated, requests wait in a short FIFO
+ * queue (bounded in length and time) before the caller answers 429.
  */
 export class ModelPool {
   private list: Replica[] = [];
-  private cursor = 0;
+  private readonly strategy: Strategy;
+  private readonly queue: Waiter[] = [];
+  private recheck: NodeJS.Timeout | undefined;
 
   constructor(readonly model: CatalogModel) {
+    this.strategy = createStrategy(model.routing);
     const up = model.upstream;
     if (up.mode === "endpoints") {
       this.list = up.endpoints.map((e) => this.newReplica(e.url, e.maxConcurrency));
     } else if (up.mode === "pool") {
-      // The pool's own endpoint picker does readiness; from here it is one always-checked-passively address.
+      // The pool's own endpoint picker does readiness and balancing; from here it is one address, checked passively.
       const pool = this.newReplica(up.url, up.maxConcurrency ?? Number.MAX_SAFE_INTEGER);
       pool.activeChecks = false;
       pool.markHealthy();
@@ -33,6 +48,10 @@ export class ModelPool {
     return this.list.some((r) => r.ready);
   }
 
+  get queueLength(): number {
+    return this.queue.length;
+  }
+
   /** The model name the model server expects in `model`. */
   get upstreamModel(): string {
     return this.model.upstreamModel ?? this.model.id;
@@ -42,30 +61,85 @@ export class ModelPool {
   setReplicaUrls(urls: readonly string[]): void {
     const byUrl = new Map(this.list.map((r) => [r.url, r]));
     this.list = urls.map((u) => byUrl.get(trimSlash(u)) ?? this.newReplica(u));
+    this.drain();
   }
 
-  acquire(exclude?: ReadonlySet<Replica>): AcquireResult {
-    const n = this.list.length;
-    let best: Replica | undefined;
-    let anyReady = false;
-    for (let i = 0; i < n; i++) {
-      const r = this.list[(this.cursor + i) % n]!;
-      if (!r.ready || exclude?.has(r)) continue;
-      anyReady = true;
-      if (r.hasCapacity && (!best || r.inFlight < best.inFlight)) best = r;
-    }
-    if (!best) return { ok: false, reason: anyReady ? "saturated" : "not_ready" };
-    this.cursor = (this.cursor + 1) % Math.max(1, n);
-    best.inFlight += 1;
-    return { ok: true, replica: best };
+  /** Picks a replica now, or waits in the queue for one; `signal` abandons the wait. */
+  acquire(ctx: PickContext = {}, exclude?: ReadonlySet<Replica>, signal?: AbortSignal): Promise<AcquireResult> {
+    // Arrivals do not overtake requests already waiting.
+    const now = this.queue.length === 0 ? this.tryPick(ctx, exclude) : undefined;
+    if (now && (now.ok || now.reason === "not_ready")) return Promise.resolve(now);
+    if (now === undefined && !this.isReady) return Promise.resolve({ ok: false, reason: "not_ready" });
+    const { queueTimeoutMs, maxQueueLength } = this.model.routing;
+    if (queueTimeoutMs <= 0 || this.queue.length >= maxQueueLength || signal?.aborted) return Promise.resolve({ ok: false, reason: "saturated" });
+
+    return new Promise<AcquireResult>((resolve) => {
+      const waiter: Waiter = {
+        ctx,
+        exclude,
+        resolve: (r) => {
+          clearTimeout(waiter.timer);
+          signal?.removeEventListener("abort", onAbort);
+          resolve(r);
+        },
+        timer: setTimeout(() => this.leave(waiter, { ok: false, reason: "saturated" }), queueTimeoutMs),
+      };
+      const onAbort = () => this.leave(waiter, { ok: false, reason: "saturated" });
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.queue.push(waiter);
+      this.ensureRecheck();
+    });
   }
 
   release(replica: Replica): void {
     replica.inFlight = Math.max(0, replica.inFlight - 1);
+    this.drain();
+  }
+
+  /** Serves waiting requests in order while replicas have room. */
+  drain(): void {
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      const r = this.tryPick(head.ctx, head.exclude);
+      if (!r.ok && r.reason === "saturated") break;
+      this.queue.shift();
+      head.resolve(r);
+    }
+    if (this.queue.length === 0 && this.recheck) {
+      clearInterval(this.recheck);
+      this.recheck = undefined;
+    }
+  }
+
+  private leave(waiter: Waiter, result: AcquireResult): void {
+    const i = this.queue.indexOf(waiter);
+    if (i >= 0) this.queue.splice(i, 1);
+    waiter.resolve(result);
+  }
+
+  private ensureRecheck(): void {
+    if (!this.recheck) {
+      this.recheck = setInterval(() => this.drain(), QUEUE_RECHECK_MS);
+      this.recheck.unref();
+    }
+  }
+
+  private tryPick(ctx: PickContext, exclude?: ReadonlySet<Replica>): AcquireResult {
+    const ready = this.list.filter((r) => r.ready && !exclude?.has(r));
+    if (ready.length === 0) return { ok: false, reason: "not_ready" };
+    const candidates = ready.filter((r) => !r.saturated);
+    if (candidates.length === 0) return { ok: false, reason: "saturated" };
+    const replica = this.strategy.pick(candidates, ctx);
+    this.strategy.chosen?.(replica, ctx);
+    replica.inFlight += 1;
+    return { ok: true, replica };
   }
 
   private newReplica(url: string, maxConcurrency?: number): Replica {
-    return new Replica(this.model.id, trimSlash(url), maxConcurrency ?? this.model.maxConcurrency);
+    const r = new Replica(this.model.id, trimSlash(url), maxConcurrency ?? this.model.maxConcurrency);
+    r.maxWaiting = this.model.routing.maxWaitingRequests;
+    r.maxKvCacheUsage = this.model.routing.maxKvCacheUsage;
+    return r;
   }
 }
 

@@ -2,6 +2,9 @@
 
 export type ReplicaState = "starting" | "ready" | "unhealthy";
 
+/** Scraped load older than this is ignored. */
+const LOAD_STALE_MS = 5000;
+
 export class Replica {
   inFlight = 0;
   state: ReplicaState = "starting";
@@ -10,6 +13,10 @@ export class Replica {
   /** False for an InferencePool address: no /health of its own, so ejections expire instead. */
   activeChecks = true;
   ejectedAt = 0;
+  /** The model server's own load, scraped from its /metrics (vLLM gauges); stale values are ignored. */
+  waiting = 0;
+  kvCacheUsage = 0;
+  loadScrapedAt = 0;
 
   constructor(
     readonly modelId: string,
@@ -26,9 +33,30 @@ export class Replica {
     return this.inFlight < this.maxConcurrency;
   }
 
-  /** No room for another request right now. */
+  /** Thresholds from the model's routing settings; set by the pool. */
+  maxWaiting = Number.POSITIVE_INFINITY;
+  maxKvCacheUsage = Number.POSITIVE_INFINITY;
+
+  /** The model server's signals count only while fresh (a replica that stops answering /metrics is not "idle"). */
+  private get loadFresh(): boolean {
+    return Date.now() - this.loadScrapedAt < LOAD_STALE_MS;
+  }
+
+  /** No room for another request: at the gateway's cap, or the model server's queue or KV cache is full. */
   get saturated(): boolean {
-    return !this.hasCapacity;
+    if (!this.hasCapacity) return true;
+    return this.loadFresh && (this.waiting > this.maxWaiting || this.kvCacheUsage > this.maxKvCacheUsage);
+  }
+
+  /** Load used to compare replicas: our requests in flight plus what waits in the model server's queue. */
+  get load(): number {
+    return this.inFlight + (this.loadFresh ? this.waiting : 0);
+  }
+
+  recordLoad(waiting: number, kvCacheUsage: number): void {
+    this.waiting = waiting;
+    this.kvCacheUsage = kvCacheUsage;
+    this.loadScrapedAt = Date.now();
   }
 
   markHealthy(): void {

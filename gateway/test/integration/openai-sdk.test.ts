@@ -14,7 +14,7 @@ describe("openai SDK against the gateway", () => {
         { id: "embed-model", category: "embedder", sim: { embeddingDimensions: 64 } },
         { id: "org/slashed-model" },
         { id: "starting-model", sim: { startupDelayMs: 600_000 } },
-        { id: "tiny-model", maxConcurrency: 1, sim: { latency: { timeToFirstTokenMs: 5, interTokenLatencyMs: 40, prefillTimePerTokenMs: 0 } } },
+        { id: "tiny-model", maxConcurrency: 1, routing: { queueTimeoutMs: 0 }, sim: { latency: { timeToFirstTokenMs: 5, interTokenLatencyMs: 40, prefillTimePerTokenMs: 0 } } },
         { id: "flaky-stream", sim: { dropStreamAfterTokens: 3, latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 5, prefillTimePerTokenMs: 0 } } },
       ],
       { settings: { retryAfterNotReadySeconds: 1, retryAfterSaturatedSeconds: 1 } },

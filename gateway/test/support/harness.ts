@@ -2,7 +2,10 @@ import { Writable } from "node:stream";
 import OpenAI from "openai";
 import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../../../simulator/src";
 import { generateApiKey, hashApiKey, type ApiKeyEntry } from "../../src/auth/api-keys";
-import type { CatalogInput, ModelCategory } from "../../src/config/catalog";
+import type { CatalogInput, ModelCategory, RoutingSchema } from "../../src/config/catalog";
+import type { z } from "zod";
+
+type RoutingInput = z.input<typeof RoutingSchema>;
 import { parseCatalog } from "../../src/config/load-catalog";
 import { settingsFromEnv, type GatewaySettingsInput } from "../../src/config/settings";
 import { createLogger } from "../../src/observability/logger";
@@ -14,6 +17,8 @@ export interface HarnessModel {
   replicas?: number;
   maxConcurrency?: number;
   upstreamModel?: string;
+  /** Routing settings of the model (strategy, saturation thresholds, wait queue). */
+  routing?: Partial<RoutingInput>;
   /** Extra replica URLs that are not simulators (e.g. a closed port). */
   extraEndpoints?: string[];
   sim?: Omit<SimulatorConfigInput, "models" | "kind">;
@@ -70,6 +75,7 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
       category,
       upstreamModel: m.upstreamModel,
       maxConcurrency: m.maxConcurrency ?? 16,
+      routing: m.routing,
       upstream: { mode: "endpoints", endpoints: [...list.map((s) => ({ url: s.url })), ...(m.extraEndpoints ?? []).map((url) => ({ url }))] },
     });
   }
