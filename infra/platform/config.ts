@@ -40,7 +40,9 @@ export function issuesToLines(namespace: string, issues: readonly z.core.$ZodIss
   const lines: string[] = [];
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") {
-      for (const k of issue.keys) lines.push(`${namespace}:${k}: unknown key`);
+      // At the root the unknown key is the config key itself; deeper down it sits under its config key.
+      const [top, ...inner] = issue.path.map(String);
+      for (const k of issue.keys) lines.push(top === undefined ? `${namespace}:${k}: unknown key` : `${namespace}:${top} [${[...inner, k].join(".")}]: unknown key`);
       continue;
     }
     const [head, ...rest] = issue.path.map(String);

@@ -1,5 +1,6 @@
 // Runs a Pulumi program on the engine's own mocks (no CLI, no cluster) and records every resource it declares.
 // Used by unit tests of every stack and by the offline render, so both see exactly the same thing.
+import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeState from "@pulumi/pulumi/runtime/state";
 
@@ -85,9 +86,24 @@ export function revealSecrets(v: unknown): unknown {
 }
 
 /**
+ * Outputs a provider computes that are not among the inputs. `@pulumi/random` resources get bytes derived from
+ * their name and keepers: stable across runs (the render does not churn), new when a keeper changes (as the real
+ * provider replaces the resource then).
+ */
+export function computedOutputs(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
+  if (type !== "random:index/randomBytes:RandomBytes") return {};
+  const length = Number(inputs.length ?? 32);
+  const seed = `${type}::${name}::${JSON.stringify(inputs.keepers ?? {})}`;
+  let bytes = Buffer.alloc(0);
+  for (let i = 0; bytes.length < length; i++) bytes = Buffer.concat([bytes, createHash("sha256").update(`${seed}::${i}`).digest()]);
+  bytes = bytes.subarray(0, length);
+  return { base64: bytes.toString("base64"), hex: bytes.toString("hex") };
+}
+
+/**
  * Installs the mocks with the given configuration, runs `program`, waits until every registration has reached the
- * (mock) engine and returns what was declared. Resources get their inputs back as state, plus an id and, for
- * Kubernetes objects, a `metadata.name` (the provider would auto-name them).
+ * (mock) engine and returns what was declared. Resources get their inputs back as state, plus an id, for
+ * Kubernetes objects a `metadata.name` (the provider would auto-name them), and `computedOutputs`.
  */
 export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockRunOptions): Promise<MockRunResult<T>> {
   const resources: ResourceRecord[] = [];
@@ -104,7 +120,7 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
           custom: args.custom ?? true,
           ...(requests.get(`${args.type}::${args.name}`) ?? { dependsOn: [], retainOnDelete: false, transforms: 0 }),
         });
-        const state: Record<string, unknown> = { ...args.inputs };
+        const state: Record<string, unknown> = { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs) };
         if (args.type.startsWith("kubernetes:") && args.custom !== false) {
           const metadata = (args.inputs.metadata ?? {}) as Record<string, unknown>;
           state.metadata = { ...metadata, name: metadata.name ?? args.name };
