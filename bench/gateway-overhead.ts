@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { spawnGateway, spawnSimulator, stopAll } from "./lib/processes";
+import { spawnGateway, spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { fmt, median, percentile } from "./lib/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);

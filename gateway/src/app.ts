@@ -35,16 +35,13 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLogging(deps.log));
   app.use(httpMetrics(deps.metrics, deps.registry));
-  app.use(probeRoutes(state));
-
   app.use((_req, res, next) => {
-    // Keep-alive connections can still bring requests after shutdown began; send them elsewhere.
-    if (state.draining) {
-      res.setHeader("connection", "close");
-      throw errors.draining();
-    }
+    // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to
+    // a replica that stays (refusing it would drop a request the load balancer already sent here).
+    if (state.draining) res.setHeader("connection", "close");
     next();
   });
+  app.use(probeRoutes(state));
   // Authenticate before reading the body, so an anonymous caller cannot make us parse megabytes.
   app.use("/v1", requireApiKey(deps.keys));
   // Every body is read as JSON whatever its content-type (a bare `curl -d` sends form encoding).

@@ -36,7 +36,7 @@ export interface RunningGateway {
   metrics: GatewayMetrics;
   state: ProbeState;
   server: Server;
-  /** Fails readiness, stops accepting, lets in-flight requests finish within the grace period, then closes. */
+  /** Fails readiness, keeps serving for the drain delay, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
 }
 
@@ -126,14 +126,19 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const close = () =>
     (closing ??= (async () => {
       state.draining = true;
+      log.info({ drainDelayMs: settings.drainDelayMs, graceMs: settings.shutdownGraceMs }, "shutdown: readiness failing, draining");
+      await new Promise((resolve) => setTimeout(resolve, settings.drainDelayMs));
       health.stop();
       loadScraper.stop();
       keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections that go idle while in-flight requests finish are closed as they go idle.
+      const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
       server.closeIdleConnections();
       const grace = new Promise<void>((resolve) => setTimeout(resolve, settings.shutdownGraceMs).unref());
       await Promise.race([closed, grace]);
+      clearInterval(idleSweep);
       server.closeAllConnections();
       await new Promise<void>((resolve) => {
         metricsServer.close(() => resolve());

@@ -5,7 +5,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 
 export const ROOT = join(__dirname, "..", "..");
-const TSX = join(ROOT, "node_modules", ".bin", "tsx");
+/** `node --import tsx` rather than the tsx launcher: signals (SIGTERM, SIGKILL) reach the server process itself. */
+const NODE_TSX = [process.execPath, "--import", "tsx"] as const;
 
 export async function freePort(): Promise<number> {
   const srv = createServer();
@@ -18,7 +19,7 @@ export async function freePort(): Promise<number> {
 
 /** A simulator as its own process; resolves with its URL once it prints its listening line. */
 export async function spawnSimulator(args: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(TSX, ["simulator/src/cli.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), "simulator/src/cli.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve, reject) => {
     let buf = "";
     proc.stdout!.on("data", (d: Buffer) => {
@@ -33,11 +34,12 @@ export async function spawnSimulator(args: string[]): Promise<{ url: string; pro
 }
 
 /** The production gateway entry point as its own process; request logs go to /dev/null (still produced). */
-export async function spawnGateway(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess }> {
-  const port = await freePort();
-  const proc = spawn(TSX, ["gateway/src/cli/serve.ts"], {
+export async function spawnGateway(env: Record<string, string>, port?: number): Promise<{ url: string; port: number; proc: ChildProcess }> {
+  port ??= await freePort();
+  const metricsPort = await freePort();
+  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), "gateway/src/cli/serve.ts"], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), GATEWAY_HOST: "127.0.0.1" },
+    env: { ...process.env, ...env, PORT: String(port), GATEWAY_METRICS_PORT: String(metricsPort), GATEWAY_HOST: "127.0.0.1" },
     stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -51,7 +53,7 @@ export async function spawnGateway(env: Record<string, string>): Promise<{ url: 
     if (Date.now() > deadline) throw new Error("gateway did not become ready");
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, proc };
+  return { url, port, proc };
 }
 
 export async function stopAll(procs: ChildProcess[]): Promise<void> {

@@ -117,16 +117,6 @@ export const errors = {
   upstreamFailed: (model: string, detail: string) =>
     new ApiError(502, `Model \`${model}\` failed: ${detail}`, "server_error", "upstream_error"),
 
-  draining: () =>
-    new ApiError(
-      503,
-      "The gateway is shutting down. Retry the request.",
-      "service_unavailable_error",
-      "gateway_draining",
-      null,
-      retryAfterHeaders(1),
-    ),
-
   internal: () =>
     new ApiError(500, "The server had an error while processing your request.", "server_error", "internal_error"),
 };

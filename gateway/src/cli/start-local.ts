@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     healthIntervalMs: Number(process.env.GATEWAY_HEALTH_INTERVAL_MS ?? 2000),
     // Ephemeral unless chosen, so a local run never collides with a Prometheus on 9090.
     metricsPort: Number(process.env.GATEWAY_METRICS_PORT ?? 0),
+    // No load balancer in front locally: Ctrl-C need not wait for endpoint removal.
+    drainDelayMs: Number(process.env.GATEWAY_DRAIN_DELAY_MS ?? 0),
   });
 
   const fleet = await startLocalFleet();

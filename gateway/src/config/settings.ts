@@ -31,6 +31,12 @@ export const GatewaySettingsSchema = z.strictObject({
   loadScrapeIntervalMs: z.coerce.number().int().nonnegative().default(1000),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1),
   retryAfterNotReadySeconds: z.coerce.number().positive().default(5),
+  /**
+   * On SIGTERM, readiness fails at once but the listener keeps serving this long, so the Service's endpoints
+   * stop sending traffic here before new connections are refused (Kubernetes removes endpoints asynchronously).
+   */
+  drainDelayMs: z.coerce.number().int().nonnegative().default(5000),
+  /** Then in-flight requests and streams get this long to finish before connections are closed. */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -58,6 +64,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   loadScrapeIntervalMs: "GATEWAY_LOAD_SCRAPE_INTERVAL_MS",
   retryAfterSaturatedSeconds: "GATEWAY_RETRY_AFTER_SATURATED_SECONDS",
   retryAfterNotReadySeconds: "GATEWAY_RETRY_AFTER_NOT_READY_SECONDS",
+  drainDelayMs: "GATEWAY_DRAIN_DELAY_MS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
   logLevel: "LOG_LEVEL",
 };

@@ -1,5 +1,8 @@
 import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../../../simulator/src";
-import type { CatalogInput, ModelCategory } from "../config/catalog";
+import { DEFAULT_MODELS_DIR } from "../../../infra/serving/constants";
+import { loadModelFolders, type ModelDefinition } from "../../../infra/serving/model-folders";
+import { numericFlag } from "../../../infra/serving/server-args";
+import type { CatalogInput, ModelCategory, Routing } from "../config/catalog";
 
 /** One model of the local fleet: its catalog identity and how its simulated replicas behave. */
 export interface LocalModel {
@@ -8,10 +11,11 @@ export interface LocalModel {
   ownedBy: string;
   replicas: number;
   maxConcurrency: number;
+  routing?: Routing;
   simulator: Omit<SimulatorConfigInput, "models" | "kind" | "host" | "port" | "podName">;
 }
 
-/** Built-in fleet, used until model folders exist under deployments/models. */
+/** Built-in fleet, used only when no model folder exists under deployments/models. */
 export const BUILT_IN_FLEET: LocalModel[] = [
   {
     id: "qwen3-8b",
@@ -32,6 +36,45 @@ export const BUILT_IN_FLEET: LocalModel[] = [
   },
 ];
 
+/** Local replicas per model: enough to see balancing, few enough for a laptop. */
+export const MAX_LOCAL_REPLICAS = 2;
+
+/**
+ * A model folder as a simulated model: same id, category, owner, concurrency cap and routing as the cluster;
+ * replicas capped at MAX_LOCAL_REPLICAS (at least 1, so a model scaled to zero still runs locally); latency from
+ * the folder's `local:` block, else the llm-d simulator's own flags when the folder runs the simulator.
+ */
+export function localModelFromFolder(def: ModelDefinition): LocalModel {
+  const ttft = def.local.timeToFirstTokenMs ?? numericFlag(def.serverArgs, "--time-to-first-token");
+  const itl = def.local.interTokenLatencyMs ?? numericFlag(def.serverArgs, "--inter-token-latency");
+  return {
+    id: def.id,
+    category: def.category,
+    ownedBy: def.ownedBy,
+    replicas: def.local.replicas ?? Math.min(Math.max(def.replicas, 1), MAX_LOCAL_REPLICAS),
+    maxConcurrency: def.maxConcurrency,
+    ...(def.routing ? { routing: def.routing } : {}),
+    simulator: {
+      toolCalling: def.toolCalling,
+      maxNumSeqs: def.maxConcurrency,
+      ...(def.local.embeddingDimensions !== undefined ? { embeddingDimensions: def.local.embeddingDimensions } : {}),
+      latency: {
+        ...(ttft !== undefined ? { timeToFirstTokenMs: ttft } : {}),
+        ...(itl !== undefined ? { interTokenLatencyMs: itl } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * The fleet `npm start` runs: every model folder under `dir` (so the local gateway lists the same ids as the
+ * cluster), or BUILT_IN_FLEET when there is none. A broken folder fails here as it fails `pulumi preview`.
+ */
+export function localFleet(dir: string = DEFAULT_MODELS_DIR): LocalModel[] {
+  const folders = loadModelFolders(dir);
+  return folders.length > 0 ? folders.map(localModelFromFolder) : BUILT_IN_FLEET;
+}
+
 export interface RunningFleet {
   catalog: CatalogInput;
   simulators: RunningSimulator[];
@@ -39,7 +82,7 @@ export interface RunningFleet {
 }
 
 /** Starts every replica of every model on loopback and returns the catalog that points at them. */
-export async function startLocalFleet(models: readonly LocalModel[] = BUILT_IN_FLEET): Promise<RunningFleet> {
+export async function startLocalFleet(models: readonly LocalModel[] = localFleet()): Promise<RunningFleet> {
   const simulators: RunningSimulator[] = [];
   const catalog: CatalogInput = { models: [] };
   try {
@@ -61,6 +104,7 @@ export async function startLocalFleet(models: readonly LocalModel[] = BUILT_IN_F
         ownedBy: m.ownedBy,
         maxConcurrency: m.maxConcurrency,
         upstream: { mode: "endpoints", endpoints },
+        ...(m.routing ? { routing: m.routing } : {}),
       });
     }
   } catch (err) {

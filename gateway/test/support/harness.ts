@@ -95,7 +95,7 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
 
   const key = options.key ?? generateApiKey();
   const gateway = await startGateway({
-    settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, metricsPort: 0, healthIntervalMs: 50, healthTimeoutMs: 500, shutdownGraceMs: 2000, ...settings }),
+    settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, metricsPort: 0, healthIntervalMs: 50, healthTimeoutMs: 500, drainDelayMs: 0, shutdownGraceMs: 2000, ...settings }),
     catalog: parseCatalog(mapCatalog(catalog)),
     keys: [{ name: "test-key", sha256: hashApiKey(key), ...options.keyLimits }, ...extraKeys],
     log: createLogger("info", sink),

@@ -1,0 +1,163 @@
+import { parseCatalog } from "../../src/config/load-catalog";
+import { LeastLoaded, PrefixAffinity, RoundRobin } from "../../src/upstream/balancer";
+import { readGauge } from "../../src/upstream/load-scraper";
+import { ModelPool } from "../../src/upstream/model-pool";
+import { prefixHashes, promptText } from "../../src/upstream/prefix-index";
+import { Replica } from "../../src/upstream/replica";
+
+function replicas(n: number, cap = 8): Replica[] {
+  return Array.from({ length: n }, (_, i) => {
+    const r = new Replica("m", `http://r${i}`, cap);
+    r.markHealthy();
+    return r;
+  });
+}
+
+function pool(routing: Record<string, unknown> = {}, n = 3, cap = 2): ModelPool {
+  const model = parseCatalog({
+    models: [
+      {
+        id: "m",
+        category: "generative",
+        maxConcurrency: cap,
+        routing,
+        upstream: { mode: "endpoints", endpoints: Array.from({ length: n }, (_, i) => ({ url: `http://r${i}:8000` })) },
+      },
+    ],
+  }).models[0]!;
+  const p = new ModelPool(model);
+  p.replicas.forEach((r) => r.markHealthy());
+  return p;
+}
+
+const longPrompt = (topic: string, question: string) =>
+  promptText({ messages: [{ role: "system", content: `${topic} `.repeat(200) }, { role: "user", content: question }] });
+
+describe("strategies", () => {
+  it("round-robin cycles through candidates", () => {
+    const rs = replicas(3);
+    const rr = new RoundRobin();
+    expect([0, 1, 2, 3].map(() => rr.pick(rs).url)).toEqual(["http://r0", "http://r1", "http://r2", "http://r0"]);
+  });
+
+  it("least-loaded counts the model server's queue as well as the gateway's in-flight requests", () => {
+    const [a, b, c] = replicas(3);
+    a!.inFlight = 1;
+    b!.inFlight = 0;
+    b!.recordLoad(5, 0.1); // idle here, but 5 requests wait inside that server (other gateway replicas)
+    c!.inFlight = 2;
+    expect(new LeastLoaded().pick([a!, b!, c!]).url).toBe("http://r0");
+  });
+
+  it("prefix-affinity returns a shared prefix to the replica that served it", () => {
+    const rs = replicas(4);
+    const s = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.25 });
+    const first = { prefix: prefixHashes(longPrompt("contract", "clause 1?")) };
+    const warm = s.pick(rs, first);
+    s.chosen(warm, first);
+    for (const q of ["clause 2?", "clause 3?", "clause 4?"]) {
+      const ctx = { prefix: prefixHashes(longPrompt("contract", q)) };
+      expect(s.pick(rs, ctx).url).toBe(warm.url);
+    }
+    // A different long document has no warm replica: least-loaded decides.
+    warm.inFlight = 1;
+    const other = { prefix: prefixHashes(longPrompt("invoice", "total?")) };
+    expect(s.pick(rs, other).url).not.toBe(warm.url);
+  });
+
+  it("prefix-affinity gives up the warm replica when it is much busier than the least-loaded one", () => {
+    const rs = replicas(2, 8);
+    const s = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.25 });
+    const ctx = { prefix: prefixHashes(longPrompt("manual", "q")) };
+    s.chosen(rs[0]!, ctx);
+    rs[0]!.inFlight = 2; // tolerance is ceil(0.25 x 8) = 2 more than the least loaded
+    expect(s.pick(rs, ctx).url).toBe("http://r0");
+    rs[0]!.inFlight = 3;
+    expect(s.pick(rs, ctx).url).toBe("http://r1");
+  });
+
+  it("short prompts are not pinned (below minPrefixBlocks)", () => {
+    expect(prefixHashes("short prompt")).toHaveLength(0);
+    expect(prefixHashes("x".repeat(128 * 5))).toHaveLength(5);
+  });
+});
+
+describe("model pool", () => {
+  it("treats a replica over its queue or KV-cache threshold as saturated", async () => {
+    const p = pool({ maxWaitingRequests: 2, maxKvCacheUsage: 0.9, queueTimeoutMs: 0 }, 2, 10);
+    const [a, b] = p.replicas;
+    a!.recordLoad(3, 0.2);
+    b!.recordLoad(0, 0.95);
+    expect(a!.saturated && b!.saturated).toBe(true);
+    expect(await p.acquire()).toEqual({ ok: false, reason: "saturated" });
+    b!.recordLoad(0, 0.5);
+    const got = await p.acquire();
+    expect(got.ok && got.replica.url).toBe("http://r1:8000");
+  });
+
+  it("queues requests FIFO when saturated and serves them as slots free", async () => {
+    const p = pool({ queueTimeoutMs: 5000, maxQueueLength: 5 }, 1, 1);
+    const first = await p.acquire();
+    expect(first.ok).toBe(true);
+    const order: number[] = [];
+    const waiting = [1, 2, 3].map((i) => p.acquire().then((r) => (order.push(i), r)));
+    expect(p.queueLength).toBe(3);
+    for (let i = 0; i < 3; i++) {
+      p.release(p.replicas[0]!);
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(waiting);
+    expect(order).toEqual([1, 2, 3]);
+  });
+
+  it("answers saturated when the wait queue is full or the wait times out", async () => {
+    const p = pool({ queueTimeoutMs: 50, maxQueueLength: 1 }, 1, 1);
+    await p.acquire();
+    const waiter = p.acquire();
+    expect(await p.acquire()).toEqual({ ok: false, reason: "saturated" }); // queue full
+    expect(await waiter).toEqual({ ok: false, reason: "saturated" }); // timed out
+    expect(p.queueLength).toBe(0);
+  });
+
+  it("abandons the wait when the client goes away", async () => {
+    const p = pool({ queueTimeoutMs: 10_000 }, 1, 1);
+    await p.acquire();
+    const ac = new AbortController();
+    const waiter = p.acquire({}, undefined, ac.signal);
+    ac.abort();
+    expect(await waiter).toEqual({ ok: false, reason: "saturated" });
+    expect(p.queueLength).toBe(0);
+  });
+
+  it("answers not_ready at once when no replica is ready, without queueing", async () => {
+    const p = pool({ queueTimeoutMs: 10_000 }, 2, 1);
+    p.replicas.forEach((r) => r.eject("ECONNREFUSED"));
+    expect(await p.acquire()).toEqual({ ok: false, reason: "not_ready" });
+  });
+
+  it("ignores stale scraped load", () => {
+    const [r] = replicas(1, 4);
+    r!.maxWaiting = 1;
+    r!.recordLoad(10, 0);
+    expect(r!.saturated).toBe(true);
+    r!.loadScrapedAt = Date.now() - 60_000;
+    expect(r!.saturated).toBe(false);
+    expect(r!.load).toBe(0);
+  });
+});
+
+describe("load scraping", () => {
+  it("reads vLLM gauges, summing label sets and ignoring longer names", () => {
+    const text = [
+      "# HELP vllm:num_requests_waiting Number of requests waiting.",
+      "# TYPE vllm:num_requests_waiting gauge",
+      'vllm:num_requests_waiting{model_name="a"} 3',
+      'vllm:num_requests_waiting{model_name="b"} 2',
+      "vllm:num_requests_waiting_by_reason 99",
+      'vllm:kv_cache_usage_perc{model_name="a"} 0.42',
+    ].join("\n");
+    expect(readGauge(text, "vllm:num_requests_waiting")).toBe(5);
+    expect(readGauge(text, "vllm:kv_cache_usage_perc")).toBeCloseTo(0.42);
+    expect(readGauge(text, "vllm:num_requests_running")).toBeUndefined();
+  });
+});
