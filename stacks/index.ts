@@ -1,5 +1,9 @@
 // Composition root of the Pulumi program (Pulumi.yaml `main: stacks/`).
 // Each part is deployed when its configuration namespace is present in the stack.
+import { deployGatewayIfConfigured } from "./gateway";
 import { deployMonitoringIfConfigured } from "./monitoring";
+import { deployServingIfConfigured } from "./serving";
 
 export const monitoring = deployMonitoringIfConfigured();
+export const serving = deployServingIfConfigured();
+export const gateway = deployGatewayIfConfigured();

@@ -1,0 +1,155 @@
+// The `gateway:` key table, validated by one zod schema with one error message naming every offending key.
+import { ConfigError } from "../platform/config";
+import { DEFAULT_RESOURCES, parseGatewayConfig } from "./config";
+import { gatewayConfig, rawGatewayNamespace, TEST_CATALOG, TEST_KEYS } from "./testing";
+
+/** `null` = no platform:labelDomain in the stack. */
+const parse = (overrides: Record<string, string | undefined> = {}, labelDomain: string | null = "ai-platform.io") =>
+  parseGatewayConfig(rawGatewayNamespace(gatewayConfig(overrides)), labelDomain ?? undefined);
+const problems = (fn: () => unknown): string[] => {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return [...(e as ConfigError).problems];
+  }
+  throw new Error("expected a ConfigError");
+};
+
+describe("gateway config", () => {
+  test("the minimal configuration gets the documented defaults", () => {
+    const c = parse();
+    expect(c).toMatchObject({
+      labelDomain: "ai-platform.io",
+      image: "registry.example.com/ai-platform/gateway:0.1.0",
+      namespace: "ai-gateway",
+      servingNamespace: undefined,
+      replicas: 2,
+      maxReplicas: 6,
+      targetCpuUtilization: 70,
+      resources: DEFAULT_RESOURCES,
+      shutdownGraceSeconds: 30,
+      logLevel: "info",
+      env: {},
+      imagePullSecrets: [],
+      catalog: TEST_CATALOG,
+    });
+    expect(c.apiKeys).toEqual(TEST_KEYS);
+    expect(c.redis).toBeUndefined();
+    expect(c.httpRoute).toBeUndefined();
+  });
+
+  test("every optional key is read", () => {
+    const c = parse({
+      "gateway:namespace": "llm-gateway",
+      "gateway:servingNamespace": "models",
+      "gateway:replicas": "3",
+      "gateway:maxReplicas": "12",
+      "gateway:targetCpuUtilization": "60",
+      "gateway:resources": JSON.stringify({ requests: { cpu: "500m" }, limits: { memory: "1Gi" } }),
+      "gateway:shutdownGraceSeconds": "60",
+      "gateway:logLevel": "debug",
+      "gateway:env": JSON.stringify({ GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" }),
+      "gateway:imagePullPolicy": "IfNotPresent",
+      "gateway:imagePullSecrets": JSON.stringify(["regcred"]),
+      "gateway:redisUrl": "redis://redis.redis.svc:6379",
+      "gateway:redisEgress": JSON.stringify({ namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } }),
+      "gateway:ingressNamespaces": JSON.stringify(["apps", "envoy-gateway-system"]),
+      "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
+    });
+    expect(c).toMatchObject({
+      namespace: "llm-gateway",
+      servingNamespace: "models",
+      replicas: 3,
+      maxReplicas: 12,
+      targetCpuUtilization: 60,
+      resources: { requests: { cpu: "500m", memory: "256Mi" }, limits: { cpu: "2", memory: "1Gi" } },
+      shutdownGraceSeconds: 60,
+      logLevel: "debug",
+      env: { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" },
+      imagePullPolicy: "IfNotPresent",
+      imagePullSecrets: ["regcred"],
+      redis: { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" }, port: 6379 },
+      ingressNamespaces: ["apps", "envoy-gateway-system"],
+      httpRoute: { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" },
+    });
+  });
+
+  test("the Redis URL never enters the parsed configuration", () => {
+    const c = parse({ "gateway:redisUrl": "redis://:hunter2-pw@r:6379", "gateway:redisEgress": JSON.stringify({ cidr: "10.0.0.5/32" }) });
+    expect(JSON.stringify(c)).not.toContain("hunter2-pw");
+    expect(c.redis).toEqual({ cidr: "10.0.0.5/32", port: 6379 });
+  });
+
+  test("one error names every offending key", () => {
+    const lines = problems(() =>
+      parse({
+        "gateway:image": undefined,
+        "gateway:replicas": "0",
+        "gateway:bogus": "1",
+        "gateway:apiKeys": JSON.stringify([{ name: "Team A" }, { name: "b", rpm: -1 }, { name: "b", colour: "red" }]),
+        "gateway:env": JSON.stringify({ PORT: "1", GATEWAY_BODY_LIMIT_BYTES: "100" }),
+        "gateway:catalog": JSON.stringify({ models: [{ id: "x", category: "chat", upstream: { mode: "endpoints", endpoints: [] } }] }),
+        "gateway:httpRoute": JSON.stringify({ parentRef: {} }),
+      }, null),
+    );
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "gateway:image: required",
+        expect.stringMatching(/^gateway:replicas: /),
+        "gateway:bogus: unknown key",
+        expect.stringMatching(/^gateway:apiKeys \[0\.name\]: key name/),
+        expect.stringMatching(/^gateway:apiKeys \[1\.rpm\]: /),
+        "gateway:apiKeys [2.colour]: unknown key",
+        'gateway:apiKeys [2.name]: duplicate key name "b"',
+        "gateway:env [PORT]: unknown key",
+        expect.stringMatching(/^gateway:catalog \[models\.0\.category\]: /),
+        expect.stringMatching(/^gateway:catalog \[models\.0\.upstream\.endpoints\]: /),
+        "gateway:httpRoute [parentRef.name]: required",
+        "platform:labelDomain: required (shared label domain of platform pods)",
+      ]),
+    );
+    expect(lines.some((l) => l.includes("GATEWAY_BODY_LIMIT_BYTES"))).toBe(false);
+  });
+
+  test.each([
+    ["registry.example.com/gw:latest", "must be pinned"],
+    ["registry.example.com/gw", "must be pinned"],
+    ["Registry/GW:1", "image reference"],
+  ])("image %s is refused (%s)", (image, message) => {
+    expect(problems(() => parse({ "gateway:image": image }))).toContainEqual(expect.stringContaining(message));
+  });
+
+  test("a digest pins an image", () => {
+    expect(parse({ "gateway:image": `registry.example.com/gw@sha256:${"a".repeat(64)}` }).image).toContain("@sha256:");
+  });
+
+  test("cross-key rules: maxReplicas ≥ replicas, Redis needs its egress, namespaces differ, URL form without echo", () => {
+    const lines = problems(() =>
+      parse({
+        "gateway:replicas": "4",
+        "gateway:maxReplicas": "2",
+        "gateway:redisUrl": "http://:s3cret-value@redis:6379",
+        "gateway:namespace": "models",
+        "gateway:servingNamespace": "models",
+      }),
+    );
+    expect(lines).toEqual([
+      "gateway:maxReplicas: must be at least replicas (4)",
+      "gateway:redisEgress: required with redisUrl (where Redis runs, for the NetworkPolicy)",
+      "gateway:redisUrl: must be a redis:// or rediss:// URL",
+      "gateway:namespace: must differ from servingNamespace (the gateway gets a namespace of its own)",
+    ]);
+    expect(lines.join("\n")).not.toContain("s3cret-value");
+  });
+
+  test("an encrypted Redis URL the offline render cannot read is accepted as present", () => {
+    expect(() => parse({ "gateway:redisUrl": "[secret]", "gateway:redisEgress": JSON.stringify({ namespace: "redis" }) })).not.toThrow();
+  });
+
+  test("rotation is a number or a non-empty string; expiry must be ISO 8601 with offset", () => {
+    const lines = problems(() => parse({ "gateway:apiKeys": JSON.stringify([{ name: "a", rotation: "" }, { name: "b", expiresAt: "next year" }]) }));
+    expect(lines).toEqual([expect.stringMatching(/^gateway:apiKeys \[0\.rotation\]: /), expect.stringMatching(/^gateway:apiKeys \[1\.expiresAt\]: /)]);
+    expect(parse({ "gateway:apiKeys": JSON.stringify([{ name: "a", rotation: "2026-q3" }]) }).apiKeys[0]?.rotation).toBe("2026-q3");
+  });
+});

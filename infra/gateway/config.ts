@@ -1,0 +1,226 @@
+// The `gateway:` configuration namespace: one zod schema, validated in one pass so that `pulumi preview` prints
+// every offending key at once (same error style as the monitoring stack, through infra/platform/config).
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
+import { CatalogSchema, type CatalogInput } from "../../gateway/src/config/catalog";
+import { SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../platform/config";
+import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { SECRET_PLACEHOLDER } from "../platform/mocks";
+
+export const CONFIG_NAMESPACE = "gateway";
+
+/** Keys that may hold secrets: read with `config.getSecret`, never copied into the parsed configuration. */
+export const SECRET_KEYS = ["redisUrl"] as const;
+export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
+
+/** Keys that Pulumi passes JSON-encoded (lists and maps). */
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets"]);
+
+/** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
+export const MANAGED_ENV = new Set([
+  SETTINGS_ENV.host,
+  SETTINGS_ENV.port,
+  SETTINGS_ENV.metricsPort,
+  SETTINGS_ENV.catalogFile,
+  SETTINGS_ENV.keysFile,
+  SETTINGS_ENV.apiKey,
+  SETTINGS_ENV.redisUrl,
+  SETTINGS_ENV.shutdownGraceMs,
+  SETTINGS_ENV.drainDelayMs,
+  SETTINGS_ENV.logLevel,
+]);
+const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
+
+const nonEmpty = z.string().min(1, "must not be empty");
+/** RFC 1123 label, as Kubernetes requires for namespace and object names. */
+const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits, '-'; at most 63)");
+/** A pinned image: a tag other than `latest`, or a digest (rollouts and rollbacks must mean something). */
+const image = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._\-/:]*[a-z0-9](@sha256:[0-9a-f]{64})?$/, "must be an image reference such as registry.example.com/ai-platform/gateway:0.1.0")
+  .refine((ref) => /@sha256:/.test(ref) || (/:[\w][\w.-]{0,127}$/.test(ref.slice(ref.lastIndexOf("/") + 1)) && !/:latest$/.test(ref)), "must be pinned: a tag other than latest, or a digest");
+/** Kubernetes resource quantities (`250m`, `1`, `512Mi`). */
+const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 250m, 1, 256Mi");
+const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
+const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
+const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
+const port = z.number().int().min(1).max(65535);
+const positiveInt = z.number().int().positive();
+const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$|^[0-9a-fA-F:]+\/\d{1,3}$/, "must be a CIDR such as 10.0.12.7/32");
+const hostname = z.string().regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a hostname such as api.example.com");
+const duration = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, "must be a Gateway API duration such as 600s or 10m");
+
+/** One declared API key: the key file entry without its hash, plus `rotation` (bump it to issue a new secret). */
+export const apiKeySpecSchema = z.strictObject({
+  name: ApiKeyEntrySchema.shape.name,
+  models: ApiKeyEntrySchema.shape.models,
+  expiresAt: ApiKeyEntrySchema.shape.expiresAt,
+  rpm: ApiKeyEntrySchema.shape.rpm,
+  tpm: ApiKeyEntrySchema.shape.tpm,
+  /** Part of the random resource's keepers: any new value replaces the secret part (a rotation). */
+  rotation: z.union([z.number().int().nonnegative(), nonEmpty]).optional(),
+});
+export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
+
+export const gatewaySchema = z
+  .strictObject({
+    image,
+    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+    imagePullSecrets: z.array(dnsSubdomain).optional(),
+    namespace: dnsLabel.default("ai-gateway"),
+    /** Where the model servers (or the inference gateway of pool mode) run: the only upstream egress allowed. */
+    servingNamespace: dnsLabel.optional(),
+    replicas: positiveInt.default(2),
+    maxReplicas: positiveInt.default(6),
+    targetCpuUtilization: z.number().int().min(1).max(100).default(70),
+    resources: z
+      .strictObject({ requests: cpuMemory.optional(), limits: cpuMemory.optional() })
+      .optional(),
+    shutdownGraceSeconds: z.number().int().min(1).max(3600).default(30),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info"),
+    env: z.partialRecord(z.enum(SETTABLE_ENV as [string, ...string[]], { error: "is not a gateway setting the stack may set (see gateway/src/config/settings.ts)" }), z.string()).optional(),
+    apiKeys: z.array(apiKeySpecSchema).default([]),
+    /** Standalone gateway only: the catalog, when no serving part in this program supplies one. */
+    catalog: z.unknown().optional(),
+    redisUrl: z.string().optional(),
+    redisEgress: z
+      .union([
+        z.strictObject({ namespace: dnsLabel, podLabels: z.record(labelKey, labelValue).optional(), port: port.default(6379) }),
+        z.strictObject({ cidr, port: port.default(6379) }),
+      ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
+      .optional(),
+    /** Namespaces allowed to call the API port; absent = every namespace of the cluster. */
+    ingressNamespaces: z.array(dnsLabel).min(1, "must list at least one namespace (omit the key to allow all)").optional(),
+    httpRoute: z
+      .strictObject({
+        parentRef: z.strictObject({ name: dnsSubdomain, namespace: dnsLabel.optional(), sectionName: dnsSubdomain.optional() }),
+        hostnames: z.array(hostname).optional(),
+        /** Gateway API `timeouts.request`; many implementations default to 15 s, too short for generation. */
+        requestTimeout: duration.optional(),
+      })
+      .optional(),
+  })
+  .superRefine(
+    (value, ctx) => {
+      // Runs even when other keys already failed, so one message names every offending key.
+      const v = value as Partial<Record<string, unknown>>;
+      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown }[]) : [];
+      const seen = new Set<unknown>();
+      keys.forEach((k, i) => {
+        if (seen.has(k?.name)) ctx.addIssue({ code: "custom", path: ["apiKeys", i, "name"], message: `duplicate key name "${String(k?.name)}"` });
+        seen.add(k?.name);
+      });
+      if (typeof v.replicas === "number" && typeof v.maxReplicas === "number" && v.maxReplicas < v.replicas) {
+        ctx.addIssue({ code: "custom", path: ["maxReplicas"], message: `must be at least replicas (${v.replicas})` });
+      }
+      if (v.redisUrl !== undefined && v.redisEgress === undefined) {
+        ctx.addIssue({ code: "custom", path: ["redisEgress"], message: "required with redisUrl (where Redis runs, for the NetworkPolicy)" });
+      }
+      if (typeof v.redisUrl === "string" && v.redisUrl !== SECRET_PLACEHOLDER && !/^rediss?:\/\/\S+$/.test(v.redisUrl)) {
+        // The value may carry a password: the message never repeats it.
+        ctx.addIssue({ code: "custom", path: ["redisUrl"], message: "must be a redis:// or rediss:// URL" });
+      }
+      if (typeof v.namespace === "string" && v.namespace === v.servingNamespace) {
+        ctx.addIssue({ code: "custom", path: ["namespace"], message: "must differ from servingNamespace (the gateway gets a namespace of its own)" });
+      }
+    },
+    { when: () => true },
+  );
+
+export type GatewaySchema = z.infer<typeof gatewaySchema>;
+
+export interface ResourceSettings {
+  readonly requests: { readonly cpu: string; readonly memory: string };
+  readonly limits: { readonly cpu: string; readonly memory: string };
+}
+
+/** Sized for a proxy that holds streams open: the bulk is sockets and buffers, not compute. */
+export const DEFAULT_RESOURCES: ResourceSettings = {
+  requests: { cpu: "250m", memory: "256Mi" },
+  limits: { cpu: "2", memory: "512Mi" },
+};
+
+export type RedisEgress = NonNullable<GatewaySchema["redisEgress"]>;
+export type HttpRouteSettings = NonNullable<GatewaySchema["httpRoute"]>;
+
+/** The validated configuration. The Redis URL is not in here: see `loadGatewaySecrets`. */
+export interface GatewayConfig {
+  readonly labelDomain: string;
+  readonly image: string;
+  readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
+  readonly imagePullSecrets: readonly string[];
+  readonly namespace: string;
+  /** Undefined when not configured: the serving part of the program (or the default) decides. */
+  readonly servingNamespace?: string;
+  readonly replicas: number;
+  readonly maxReplicas: number;
+  readonly targetCpuUtilization: number;
+  readonly resources: ResourceSettings;
+  readonly shutdownGraceSeconds: number;
+  readonly logLevel: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly apiKeys: readonly ApiKeySpec[];
+  /** `gateway:catalog` (validated), for a standalone gateway. */
+  readonly catalog?: CatalogInput;
+  readonly redis?: RedisEgress;
+  readonly ingressNamespaces?: readonly string[];
+  readonly httpRoute?: HttpRouteSettings;
+}
+
+/** `gateway:catalog [models.0.upstream]: …` lines for a catalog that the gateway process would refuse. */
+export function catalogProblems(catalog: unknown, key = "catalog"): string[] {
+  const parsed = CatalogSchema.safeParse(catalog);
+  if (parsed.success) return [];
+  return issuesToLines(CONFIG_NAMESPACE, parsed.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+}
+
+/**
+ * Validates the raw namespace (strings as in PULUMI_CONFIG, without the `gateway:` prefix) plus the shared
+ * `platform:labelDomain` (the collector selects pods by it). Throws one ConfigError naming every offending key.
+ */
+export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): GatewayConfig {
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
+  const parsed = gatewaySchema.safeParse(input);
+  const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
+  if (input.catalog !== undefined) problems.push(...catalogProblems(input.catalog));
+  problems.push(...checkLabelDomain(labelDomain));
+  if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, [...new Set(problems)]);
+
+  const c = parsed.data;
+  return {
+    labelDomain: labelDomain as string,
+    image: c.image,
+    imagePullPolicy: c.imagePullPolicy,
+    imagePullSecrets: c.imagePullSecrets ?? [],
+    namespace: c.namespace,
+    servingNamespace: c.servingNamespace,
+    replicas: c.replicas,
+    maxReplicas: c.maxReplicas,
+    targetCpuUtilization: c.targetCpuUtilization,
+    resources: {
+      requests: { ...DEFAULT_RESOURCES.requests, ...c.resources?.requests },
+      limits: { ...DEFAULT_RESOURCES.limits, ...c.resources?.limits },
+    },
+    shutdownGraceSeconds: c.shutdownGraceSeconds,
+    logLevel: c.logLevel,
+    env: (c.env ?? {}) as Record<string, string>,
+    apiKeys: c.apiKeys,
+    catalog: c.catalog as CatalogInput | undefined,
+    redis: c.redisEgress,
+    ingressNamespaces: c.ingressNamespaces,
+    httpRoute: c.httpRoute,
+  };
+}
+
+/** Reads and validates the stack's `gateway:` namespace. */
+export function loadGatewayConfig(): GatewayConfig {
+  return parseGatewayConfig(readNamespace(CONFIG_NAMESPACE), pulumi.runtime.allConfig()[LABEL_DOMAIN_KEY]);
+}
+
+/** The Redis URL as a secret Output (it may carry a password), or undefined. Call after `loadGatewayConfig`. */
+export function loadGatewaySecrets(): { readonly redisUrl?: pulumi.Output<string> } {
+  return { redisUrl: new pulumi.Config(CONFIG_NAMESPACE).getSecret("redisUrl") };
+}

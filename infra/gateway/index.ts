@@ -1,0 +1,3 @@
+export * from "./config";
+export * from "./constants";
+export { Gateway, type GatewayArgs } from "./component";

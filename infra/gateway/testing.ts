@@ -1,0 +1,40 @@
+// Test fixtures: a complete, valid `gateway:` configuration as the runtime holds it (`namespace:key` → raw string).
+import type { CatalogInput } from "../../gateway/src/config/catalog";
+import { QUALIFIED_SECRET_KEYS } from "./config";
+
+export const TEST_REDIS_URL = "redis://:redis-pass-Hq7vX2@redis-master.redis.svc.cluster.local:6379/0";
+
+export const TEST_CATALOG: CatalogInput = {
+  models: [
+    { id: "qwen3-8b", category: "generative", upstream: { mode: "dns", host: "qwen3-8b.app-serving.svc.cluster.local", port: 8000 } },
+    { id: "bge-m3", category: "embedder", upstream: { mode: "endpoints", endpoints: [{ url: "http://bge-m3.app-serving.svc.cluster.local:8000" }] } },
+  ],
+};
+
+export const TEST_KEYS = [
+  { name: "team-a", models: ["qwen3-8b"], rpm: 60, tpm: 100000 },
+  { name: "team-b", expiresAt: "2027-06-30T00:00:00Z" },
+  { name: "batch", rotation: 2 },
+];
+
+export function gatewayConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const base: Record<string, string | undefined> = {
+    "platform:labelDomain": "ai-platform.io",
+    "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0",
+    "gateway:apiKeys": JSON.stringify(TEST_KEYS),
+    "gateway:catalog": JSON.stringify(TEST_CATALOG),
+    ...overrides,
+  };
+  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** The raw `gateway:` namespace without its prefix, as `parseGatewayConfig` takes it. */
+export function rawGatewayNamespace(config: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(config)
+      .filter(([k]) => k.startsWith("gateway:"))
+      .map(([k, v]) => [k.slice("gateway:".length), v]),
+  );
+}
+
+export const SECRET_KEYS = QUALIFIED_SECRET_KEYS;

@@ -1,0 +1,167 @@
+// Pure builders of the gateway Deployment's pod template and its companions (PodDisruptionBudget, autoscaler,
+// Service). Plain objects: the component wraps them in Pulumi resources, the tests read them directly.
+import { SETTINGS_ENV } from "../../gateway/src/config/settings";
+import type { ResourceSettings } from "./config";
+import {
+  APP_NAME,
+  CATALOG_CHECKSUM_ANNOTATION,
+  CATALOG_DIR,
+  CATALOG_FILE,
+  KEYS_DIR,
+  KEYS_FILE,
+  METRICS_PATH,
+  OBJECT_NAMES,
+  PORTS,
+  DRAIN_DELAY_SECONDS,
+  PROBES,
+  REDIS_URL_KEY,
+  TERMINATION_MARGIN_SECONDS,
+} from "./constants";
+import { gatewayLabels, selectorLabels } from "./labels";
+
+/** Everything the pod template depends on; the catalog arrives as its checksum (the ConfigMap holds the text). */
+export interface WorkloadArgs {
+  readonly labelDomain: string;
+  readonly image: string;
+  readonly imagePullPolicy?: string;
+  readonly imagePullSecrets: readonly string[];
+  readonly replicas: number;
+  readonly resources: ResourceSettings;
+  readonly shutdownGraceSeconds: number;
+  readonly logLevel: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly catalogChecksum: string;
+  readonly redis: boolean;
+}
+
+/** SIGKILL only after the drain delay, the shutdown grace and a margin. */
+export function terminationGraceSeconds(shutdownGraceSeconds: number): number {
+  return DRAIN_DELAY_SECONDS + shutdownGraceSeconds + TERMINATION_MARGIN_SECONDS;
+}
+
+/** Annotations of the pod template: Prometheus discovery (`kubernetes-pods` job) and the catalog checksum. */
+export function podAnnotations(catalogChecksum: string): Record<string, string> {
+  return {
+    "prometheus.io/scrape": "true",
+    "prometheus.io/port": String(PORTS.metrics),
+    "prometheus.io/path": METRICS_PATH,
+    // A changed catalog changes the template, so Kubernetes rolls the pods. The keys Secret has no checksum on
+    // purpose: the process re-reads the mounted file, and keys change without a restart.
+    [CATALOG_CHECKSUM_ANNOTATION]: catalogChecksum,
+  };
+}
+
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "env" | "redis">) {
+  const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
+    { name: SETTINGS_ENV.port, value: String(PORTS.http) },
+    { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
+    { name: SETTINGS_ENV.catalogFile, value: `${CATALOG_DIR}/${CATALOG_FILE}` },
+    { name: SETTINGS_ENV.keysFile, value: `${KEYS_DIR}/${KEYS_FILE}` },
+    { name: SETTINGS_ENV.drainDelayMs, value: String(DRAIN_DELAY_SECONDS * 1000) },
+    { name: SETTINGS_ENV.shutdownGraceMs, value: String(args.shutdownGraceSeconds * 1000) },
+    { name: SETTINGS_ENV.logLevel, value: args.logLevel },
+  ];
+  if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
+  for (const [name, value] of Object.entries(args.env).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value });
+  return env;
+}
+
+/** The image's numeric user (gateway/Dockerfile `USER 10001:10001`). */
+export const RUNTIME_UID = 10001;
+
+/** Non-root, read-only root filesystem, no capabilities, the runtime's default seccomp profile. */
+export function containerSecurityContext() {
+  return {
+    runAsNonRoot: true,
+    runAsUser: RUNTIME_UID,
+    runAsGroup: RUNTIME_UID,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    privileged: false,
+    capabilities: { drop: ["ALL"] },
+    seccompProfile: { type: "RuntimeDefault" },
+  };
+}
+
+export function buildDeploymentSpec(args: WorkloadArgs) {
+  const selector = selectorLabels();
+  return {
+    replicas: args.replicas,
+    selector: { matchLabels: selector },
+    // Surge first, never below the current count: a rollout (catalog change, new image) drops no capacity.
+    strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
+    template: {
+      metadata: { labels: gatewayLabels(args.labelDomain), annotations: podAnnotations(args.catalogChecksum) },
+      spec: {
+        terminationGracePeriodSeconds: terminationGraceSeconds(args.shutdownGraceSeconds),
+        automountServiceAccountToken: false,
+        enableServiceLinks: false,
+        // fsGroup makes the mounted keys file readable by the container's group (defaultMode 0440 below).
+        securityContext: { runAsNonRoot: true, fsGroup: RUNTIME_UID, seccompProfile: { type: "RuntimeDefault" } },
+        ...(args.imagePullSecrets.length > 0 ? { imagePullSecrets: args.imagePullSecrets.map((name) => ({ name })) } : {}),
+        // Spread over nodes and zones when possible, without blocking scheduling on small clusters.
+        topologySpreadConstraints: ["kubernetes.io/hostname", "topology.kubernetes.io/zone"].map((topologyKey) => ({
+          maxSkew: 1,
+          topologyKey,
+          whenUnsatisfiable: "ScheduleAnyway",
+          labelSelector: { matchLabels: selector },
+        })),
+        containers: [
+          {
+            name: APP_NAME,
+            image: args.image,
+            ...(args.imagePullPolicy ? { imagePullPolicy: args.imagePullPolicy } : {}),
+            ports: [
+              { name: "http", containerPort: PORTS.http, protocol: "TCP" },
+              { name: "metrics", containerPort: PORTS.metrics, protocol: "TCP" },
+            ],
+            env: containerEnv(args),
+            readinessProbe: { httpGet: { path: PROBES.readiness, port: "http" }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 },
+            livenessProbe: { httpGet: { path: PROBES.liveness, port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+            resources: { requests: { ...args.resources.requests }, limits: { ...args.resources.limits } },
+            securityContext: containerSecurityContext(),
+            volumeMounts: [
+              { name: "catalog", mountPath: CATALOG_DIR, readOnly: true },
+              { name: "keys", mountPath: KEYS_DIR, readOnly: true },
+              { name: "tmp", mountPath: "/tmp" },
+            ],
+          },
+        ],
+        volumes: [
+          { name: "catalog", configMap: { name: OBJECT_NAMES.catalog } },
+          { name: "keys", secret: { secretName: OBJECT_NAMES.keys, defaultMode: 0o440 } },
+          // The only writable path (the root filesystem is read-only); memory-backed and small.
+          { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
+        ],
+      },
+    },
+  };
+}
+
+/** Voluntary disruptions (node drains, upgrades) take one pod at a time. */
+export function buildPdbSpec() {
+  return { maxUnavailable: 1, selector: { matchLabels: selectorLabels() } };
+}
+
+export function buildHpaSpec(args: { replicas: number; maxReplicas: number; targetCpuUtilization: number }) {
+  return {
+    scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: APP_NAME },
+    minReplicas: args.replicas,
+    maxReplicas: args.maxReplicas,
+    metrics: [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: args.targetCpuUtilization } } }],
+    // Streams hold connections for minutes: scale down slowly so a dip does not cut capacity that is still busy.
+    behavior: { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: "Pods", value: 1, periodSeconds: 60 }] } },
+  };
+}
+
+/** ClusterIP: port 80 → the API, and the metrics port (its NetworkPolicy admits only the monitoring namespace). */
+export function buildServiceSpec() {
+  return {
+    type: "ClusterIP",
+    selector: selectorLabels(),
+    ports: [
+      { name: "http", port: PORTS.service, targetPort: "http", protocol: "TCP" },
+      { name: "metrics", port: PORTS.metrics, targetPort: "metrics", protocol: "TCP" },
+    ],
+  };
+}
