@@ -1,0 +1,13 @@
+// Where chart archives live: `charts/<component>-<version>.tgz` at the repository root (pulled by charts/pull.sh).
+import * as path from "path";
+
+/** Repository root: chart archive and model folder paths are relative to it, wherever the program starts. */
+export const REPO_ROOT = path.resolve(__dirname, "..", "..");
+
+/** Default archive of a chart: `charts/<component>-<version>.tgz`. */
+export function chartArchivePath(component: string, version: string): string {
+  return path.join(REPO_ROOT, "charts", `${component}-${version}.tgz`);
+}
+
+/** Helm chart versions as pinned in this repository (semver, optional `v` as some charts tag it, pre-release/build). */
+export const CHART_VERSION_PATTERN = /^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/;

@@ -1,0 +1,105 @@
+// zod schemas of the three files of a model folder: the two chart values files (only the keys the platform reads
+// are typed; every other key passes through to the chart untouched) and the optional platform metadata file.
+import { z } from "zod";
+import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
+
+const port = z.number().int().min(1).max(65535);
+const count = z.number().int().min(0);
+const positive = z.number().int().min(1);
+/** Kubernetes label keys and values (the pod labels end up as a Deployment selector, so they must be valid). */
+export const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, "must be a label key");
+export const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/, "must be a label value");
+const labelMap = z.record(labelKey, labelValue);
+/** Release names are `gaie-<slug>` and `ms-<slug>`; the chart derives `<release>-epp` and `<release>-llm-d-modelservice-decode`. */
+export const slugSchema = z.string().regex(/^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$/, "must be 1-40 lowercase letters, digits and '-', starting with a letter");
+/** A node group name is stamped as a label value and used in a nodeSelector. */
+export const nodeGroupSchema = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label such as gpu-a100");
+
+const quantity = z.union([z.string(), z.number()]);
+export const ContainerSchema = z.looseObject({
+  name: z.string().min(1).optional(),
+  image: z.string().min(1),
+  modelCommand: z.enum(["vllmServe", "imageDefault", "custom"]).optional(),
+  command: z.array(z.string()).optional(),
+  args: z.array(z.string()).optional(),
+  env: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  ports: z.array(z.looseObject({ containerPort: port, name: z.string().optional() })).optional(),
+  resources: z.looseObject({ limits: z.record(z.string(), quantity).optional(), requests: z.record(z.string(), quantity).optional() }).optional(),
+  mountModelVolume: z.boolean().optional(),
+});
+export type ContainerValues = z.infer<typeof ContainerSchema>;
+
+const ParallelismSchema = z.looseObject({ tensor: positive.optional(), data: positive.optional(), dataLocal: positive.optional(), workers: positive.optional() });
+export type Parallelism = z.infer<typeof ParallelismSchema>;
+
+const RoleSchema = z.looseObject({
+  create: z.boolean().optional(),
+  replicas: count.optional(),
+  parallelism: ParallelismSchema.optional(),
+  nodeSelector: labelMap.optional(),
+  tolerations: z.array(z.looseObject({})).optional(),
+  containers: z.array(ContainerSchema).optional(),
+});
+export type RoleValues = z.infer<typeof RoleSchema>;
+
+/** llm-d-modelservice chart values (`ms-<slug>/values.yaml`). */
+export const ModelServerValuesSchema = z.looseObject({
+  modelArtifacts: z.looseObject({
+    /** The chart passes it as vLLM `--served-model-name`: it IS the model id clients send. */
+    name: ModelIdSchema,
+    /** Where the weights come from (the internal registry): hf://<org>/<name>, pvc://<claim>/<path>. */
+    uri: z.string().regex(/^(hf|pvc|pvc\+hf|oci):\/\/\S+$/, "must be hf://…, pvc://…, pvc+hf://… or oci://…"),
+    labels: labelMap.refine((m) => Object.keys(m).length > 0, "must not be empty (the InferencePool selects pods by these labels)"),
+  }),
+  // One pod per replica: the GPU preflight and the headless Service assume it (LeaderWorkerSet is not supported).
+  multinode: z.literal(false, { error: "multinode (LeaderWorkerSet) is not supported by the platform" }).optional(),
+  accelerator: z.looseObject({ type: z.string().min(1).optional(), resources: z.record(z.string(), z.string()).optional() }).optional(),
+  routing: z
+    .looseObject({
+      servicePort: port.optional(),
+      proxy: z.looseObject({ enabled: z.boolean().optional(), targetPort: port.optional() }).optional(),
+    })
+    .optional(),
+  decode: RoleSchema.extend({ containers: z.array(ContainerSchema).min(1, "decode needs at least one container") }),
+  prefill: RoleSchema.optional(),
+});
+export type ModelServerValues = z.infer<typeof ModelServerValuesSchema>;
+
+export const POOL_API_VERSIONS = ["inference.networking.k8s.io/v1", "inference.networking.x-k8s.io/v1alpha2"] as const;
+
+/** GAIE inferencepool chart values (`gaie-<slug>/values.yaml`). */
+export const InferencePoolValuesSchema = z.looseObject({
+  inferencePool: z.looseObject({
+    apiVersion: z.enum(POOL_API_VERSIONS).optional(),
+    targetPorts: z.array(z.looseObject({ number: port })).min(1).optional(),
+    targetPortNumber: port.optional(),
+    modelServerType: z.enum(["vllm", "sglang", "triton-tensorrt-llm"]).optional(),
+    modelServers: z.looseObject({
+      matchLabels: labelMap.refine((m) => Object.keys(m).length > 0, "must not be empty (it would select every pod)"),
+    }),
+  }),
+  provider: z.looseObject({ name: z.string().min(1) }).optional(),
+});
+export type InferencePoolValues = z.infer<typeof InferencePoolValuesSchema>;
+
+/** Optional `model.yaml` next to the folder pair: what the gateway needs and the chart values do not say. */
+export const ModelMetadataSchema = z.strictObject({
+  /** `owned_by` in GET /v1/models. */
+  ownedBy: z.string().min(1).max(128).default("ai-platform"),
+  /** Cloud node group the pods run on; absent = on-prem GPU nodes (`workload: gpu`) or anywhere when no GPU. */
+  nodeGroup: nodeGroupSchema.optional(),
+  /** Gateway per-replica concurrency cap; defaults to vLLM `--max-num-seqs` and must not exceed it. */
+  maxConcurrency: positive.optional(),
+  /** Gateway routing of this model (strategy, saturation thresholds); gateway defaults otherwise. */
+  routing: RoutingSchema.optional(),
+  /** `npm start` only: how the local simulator imitates this model. */
+  local: z
+    .strictObject({
+      replicas: z.number().int().min(1).max(4).optional(),
+      embeddingDimensions: z.number().int().min(1).max(16384).optional(),
+      timeToFirstTokenMs: z.number().nonnegative().optional(),
+      interTokenLatencyMs: z.number().nonnegative().optional(),
+    })
+    .optional(),
+});
+export type ModelMetadata = z.infer<typeof ModelMetadataSchema>;

@@ -1,0 +1,142 @@
+// The model-folder loader: the samples load; every rule, broken in a scratch copy, fails naming folder and rule.
+import * as fs from "fs";
+import * as path from "path";
+import { loadModelFolders, ModelFolderError } from "./model-folders";
+import { editYaml, folderFiles, scratchModels } from "./testing";
+import { gpuDemand, totalGpus } from "./gpus";
+import { ModelServerValuesSchema } from "./folder-schemas";
+
+describe("the sample folders", () => {
+  const models = loadModelFolders();
+  const byRef = Object.fromEntries(models.map((m) => [m.ref, m]));
+
+  test("load, generative first, with ids set at deploy time (not the weights' names)", () => {
+    expect(models.map((m) => m.ref)).toEqual(["generative/qwen3-8b", "generative/sim-chat", "embedder/bge-small-en"]);
+    expect(byRef["generative/qwen3-8b"]).toMatchObject({ id: "qwen3-8b", slug: "qwen3-8b", weights: "hf://Qwen/Qwen3-8B", category: "generative" });
+    expect(byRef["embedder/bge-small-en"]).toMatchObject({ id: "bge-small-en-v1.5", slug: "bge-small-en", weights: "hf://BAAI/bge-small-en-v1.5", nodeGroup: "gpu-small" });
+  });
+
+  test("concurrency cap from --max-num-seqs, tool calling from vLLM's flag (and the simulator), serving port 8000", () => {
+    expect(models.map((m) => [m.id, m.maxConcurrency, m.toolCalling, m.servingPort])).toEqual([
+      ["qwen3-8b", 32, true, 8000],
+      ["sim-chat", 16, true, 8000],
+      ["bge-small-en-v1.5", 64, false, 8000],
+    ]);
+  });
+
+  test("GPUs per replica as the chart requests them: 1 for the vLLM models, none for the simulator", () => {
+    expect(models.map((m) => [m.id, m.gpus.resource, m.gpus.perDecodeReplica])).toEqual([
+      ["qwen3-8b", "nvidia.com/gpu", 1],
+      ["sim-chat", undefined, 0],
+      ["bge-small-en-v1.5", "nvidia.com/gpu", 1],
+    ]);
+  });
+
+  test("vLLM models probe /health (liveness) and /v1/models (startup, readiness)", () => {
+    for (const ref of ["generative/qwen3-8b", "embedder/bge-small-en"]) {
+      const c = byRef[ref]?.serverValues.decode.containers[0] as Record<string, { httpGet: { path: string } }>;
+      expect([c.livenessProbe?.httpGet.path, c.startupProbe?.httpGet.path, c.readinessProbe?.httpGet.path]).toEqual(["/health", "/v1/models", "/v1/models"]);
+    }
+  });
+
+  test("the simulated model runs the public llm-d simulator image with modelCommand imageDefault", () => {
+    const c = byRef["generative/sim-chat"]?.serverValues.decode.containers[0];
+    expect(c?.image).toMatch(/^ghcr\.io\/llm-d\/llm-d-inference-sim:/);
+    expect(c?.modelCommand).toBe("imageDefault");
+  });
+});
+
+describe("GPU arithmetic follows the chart", () => {
+  const base = (decode: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    ModelServerValuesSchema.parse({ modelArtifacts: { name: "m", uri: "hf://o/m", labels: { a: "b" } }, decode, ...extra });
+  test("tensor × dataLocal unless the limit names the accelerator", () => {
+    expect(gpuDemand(base({ parallelism: { tensor: 2 }, containers: [{ image: "vllm" }] })).perDecodeReplica).toBe(2);
+    expect(gpuDemand(base({ parallelism: { tensor: 2, dataLocal: 2 }, containers: [{ image: "vllm" }] })).perDecodeReplica).toBe(4);
+    expect(gpuDemand(base({ parallelism: { tensor: 4 }, containers: [{ image: "vllm", resources: { limits: { "nvidia.com/gpu": "2" } } }] })).perDecodeReplica).toBe(2);
+  });
+  test("cpu accelerator and the simulator image need none; prefill counts and scales to zero with the model", () => {
+    expect(gpuDemand(base({ containers: [{ image: "vllm" }] }, { accelerator: { type: "cpu" } })).perDecodeReplica).toBe(0);
+    expect(gpuDemand(base({ containers: [{ image: "ghcr.io/llm-d/llm-d-inference-sim:v0.6.1" }] })).perDecodeReplica).toBe(0);
+    const pd = gpuDemand(base({ containers: [{ image: "vllm" }] }, { prefill: { create: true, replicas: 2, containers: [{ image: "vllm" }] } }));
+    expect([totalGpus(pd, 3), totalGpus(pd, 0)]).toEqual([5, 0]);
+  });
+});
+
+describe("broken folders fail with the folder and the rule named", () => {
+  let root: string;
+  let cleanup: () => void;
+  beforeEach(() => ({ root, cleanup } = scratchModels()));
+  afterEach(() => cleanup());
+  const qwen = () => folderFiles(root, "generative/qwen3-8b", "qwen3-8b");
+  const where = "generative/qwen3-8b: ";
+
+  function failure(): string {
+    try {
+      loadModelFolders(root);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ModelFolderError);
+      return (err as Error).message;
+    }
+    throw new Error("expected the folders to be rejected");
+  }
+
+  test.each([
+    ["folder pair: ms half missing", () => fs.rmSync(path.dirname(qwen().ms), { recursive: true }), /\[folder pair\] no ms-<slug> folder/],
+    ["folder pair: two pools", () => fs.cpSync(path.dirname(qwen().gaie), path.join(qwen().dir, "gaie-other"), { recursive: true }), /\[folder pair\] 2 gaie-<slug> folders/],
+    ["folder pair: values.yaml missing", () => fs.rmSync(qwen().gaie), /\[folder pair\] gaie-qwen3-8b\/values\.yaml is missing/],
+    ["one slug", () => fs.renameSync(path.dirname(qwen().ms), path.join(qwen().dir, "ms-qwen3")), /\[one slug\] gaie-qwen3-8b and ms-qwen3 name different slugs/],
+    ["values parse: YAML", () => fs.writeFileSync(qwen().ms, "decode: [unclosed\n"), /\[values parse\] ms-qwen3-8b\/values\.yaml: not readable YAML/],
+    ["values parse: schema", () => editYaml(qwen().ms, (d) => (d.decode.replicas = "two")), /\[values parse\] ms-qwen3-8b\/values\.yaml: decode\.replicas: /],
+    ["values parse: pool without matchLabels", () => editYaml(qwen().gaie, (d) => delete d.inferencePool.modelServers), /\[values parse\] gaie-qwen3-8b\/values\.yaml: inferencePool\.modelServers/],
+    ["values parse: multinode", () => editYaml(qwen().ms, (d) => (d.multinode = true)), /multinode: multinode \(LeaderWorkerSet\) is not supported/],
+    ["pool selector", () => editYaml(qwen().gaie, (d) => (d.inferencePool.modelServers.matchLabels["llm-d.ai/model"] = "qwen3")), /\[pool selector\] gaie-qwen3-8b .*llm-d\.ai\/model=qwen3 but ms-qwen3-8b modelArtifacts\.labels has llm-d\.ai\/model=qwen3-8b/],
+    ["pool selector: label absent", () => editYaml(qwen().ms, (d) => delete d.modelArtifacts.labels["llm-d.ai/model"]), /\[pool selector\] .*lacks it/],
+    ["serving port", () => editYaml(qwen().gaie, (d) => (d.inferencePool.targetPorts = [{ number: 8200 }])), /\[serving port\] ms-qwen3-8b routing\.servicePort 8000 is not a target port of gaie-qwen3-8b \(8200\)/],
+    ["container port", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].ports[0].containerPort = 8200)), /\[container port\] routing\.proxy is off/],
+    ["served model name: duplicated", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--served-model-name=x")), /\[served model name\] the chart already passes --served-model-name qwen3-8b/],
+    ["served model name: custom command", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].modelCommand = "custom")), /\[served model name\] modelCommand custom/],
+    ["concurrency: missing", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].args = ["--max-model-len=4096"])), /\[concurrency\] set --max-num-seqs/],
+    ["concurrency: above vLLM's", () => editYaml(qwen().meta, (d) => (d.maxConcurrency = 64)), /\[concurrency\] model\.yaml maxConcurrency 64 exceeds --max-num-seqs 32/],
+    ["metadata", () => editYaml(qwen().meta, (d) => (d.owner = "x")), /\[metadata\] model\.yaml: Unrecognized key: "owner"/],
+  ])("%s", (_name, breakIt, message) => {
+    breakIt();
+    const text = failure();
+    expect(text).toContain(where);
+    expect(text).toMatch(message);
+    // Only the broken folder is named.
+    expect(text).not.toContain("sim-chat:");
+  });
+
+  test("slug format", () => {
+    const { dir } = qwen();
+    fs.renameSync(path.join(dir, "gaie-qwen3-8b"), path.join(dir, "gaie-Qwen_3"));
+    fs.renameSync(path.join(dir, "ms-qwen3-8b"), path.join(dir, "ms-Qwen_3"));
+    expect(failure()).toMatch(/generative\/qwen3-8b: \[one slug\] slug "Qwen_3" must be 1-40 lowercase/);
+  });
+
+  test("unique id and unique slug across folders", () => {
+    fs.cpSync(qwen().dir, path.join(root, "generative", "qwen-copy"), { recursive: true });
+    const text = failure();
+    expect(text).toMatch(/generative\/qwen3-8b: \[unique id\] id "qwen3-8b" is also used by .*generative\/qwen-copy/);
+    expect(text).toMatch(/\[unique slug\] slug "qwen3-8b"/);
+  });
+
+  test("unknown category", () => {
+    fs.mkdirSync(path.join(root, "vision"));
+    expect(failure()).toMatch(/vision: \[category\] must be one of generative, embedder/);
+  });
+
+  test("every broken folder is reported at once, referenced or not", () => {
+    editYaml(qwen().gaie, (d) => (d.inferencePool.targetPorts = [{ number: 9000 }]));
+    editYaml(folderFiles(root, "embedder/bge-small-en", "bge-small-en").ms, (d) => (d.modelArtifacts.labels = { other: "x" }));
+    const text = failure();
+    expect(text).toMatch(/^Invalid model folders \(3 problems\)/);
+    expect(text).toMatch(/generative\/qwen3-8b: \[serving port\]/);
+    expect(text).toMatch(/embedder\/bge-small-en: \[pool selector\] .*llm-d\.ai\/inference-serving=true/);
+    expect(text).toMatch(/embedder\/bge-small-en: \[pool selector\] .*llm-d\.ai\/model=bge-small-en/);
+  });
+
+  test("an empty or missing root has no models", () => {
+    expect(loadModelFolders(path.join(root, "nothing-here"))).toEqual([]);
+  });
+});
