@@ -6,4 +6,5 @@ import { deployServingIfConfigured } from "./serving";
 
 export const monitoring = deployMonitoringIfConfigured();
 export const serving = deployServingIfConfigured();
-export const gateway = deployGatewayIfConfigured();
+// The serving part (when in the program) hands the gateway its catalog and namespace.
+export const gateway = deployGatewayIfConfigured(serving);

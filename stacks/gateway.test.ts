@@ -1,0 +1,434 @@
+// The gateway program on Pulumi's mocks: what it declares for a given configuration, and what the keys do.
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
+import { ApiKeysFileSchema } from "../gateway/src/auth/api-keys";
+import type { CatalogInput } from "../gateway/src/config/catalog";
+import { z } from "zod";
+import { HttpRouteSchema } from "../infra/platform/crd-validate";
+import { gatewayConfig, SECRET_KEYS, TEST_CATALOG, TEST_KEYS, TEST_REDIS_URL } from "../infra/gateway/testing";
+import { isKubernetesObject, toManifest, validateKubernetesObject } from "../infra/platform/k8s-validate";
+import { isSecretValue, redactSecrets, type ResourceRecord, revealSecrets, runWithMocks } from "../infra/platform/mocks";
+import { render } from "../infra/platform/render";
+import type { GatewayOutputs, ServingSupply } from "./gateway";
+import { PROGRAM_SECRET_KEYS } from "./render";
+
+interface Run {
+  readonly rs: ResourceRecord[];
+  readonly out: GatewayOutputs;
+  /** Resolved `apiKeys` output. */
+  readonly keys: Record<string, string>;
+  readonly keysSecret: boolean;
+}
+
+const value = <T>(o: pulumi.Output<T>) => new Promise<T>((resolve) => o.apply((v) => (resolve(v), v)));
+
+async function run(overrides: Record<string, string | undefined> = {}, serving?: () => ServingSupply): Promise<Run> {
+  const { resources, outputs } = await runWithMocks(
+    async () => {
+      // Import after the mocks are installed, as Pulumi's testing guide requires.
+      const g = await import("./gateway");
+      const out = g.deployGatewayIfConfigured(serving?.());
+      if (!out) throw new Error("gateway not deployed");
+      return { out, keys: await value(out.apiKeys), keysSecret: await pulumi.isSecret(out.apiKeys) };
+    },
+    { config: gatewayConfig(overrides), secretKeys: SECRET_KEYS },
+  );
+  return { rs: resources, ...outputs };
+}
+
+const named = (rs: ResourceRecord[], type: string, name: string) => {
+  const r = rs.find((x) => x.type === type && x.name === name);
+  if (!r) throw new Error(`no ${type} ${name}; have ${rs.map((x) => `${x.type} ${x.name}`).join(", ")}`);
+  return r;
+};
+const T = {
+  ns: "kubernetes:core/v1:Namespace",
+  cm: "kubernetes:core/v1:ConfigMap",
+  secret: "kubernetes:core/v1:Secret",
+  deploy: "kubernetes:apps/v1:Deployment",
+  pdb: "kubernetes:policy/v1:PodDisruptionBudget",
+  hpa: "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+  svc: "kubernetes:core/v1:Service",
+  np: "kubernetes:networking.k8s.io/v1:NetworkPolicy",
+  route: "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
+  bytes: "random:index/randomBytes:RandomBytes",
+} as const;
+
+/** The shared HTTPRoute schema plus `hostnames` (Gateway API: up to 16 hostnames, optional leading wildcard). */
+const httpRouteSchema = HttpRouteSchema.extend({
+  spec: HttpRouteSchema.shape.spec.extend({
+    hostnames: z.array(z.string().max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)).max(16).optional(),
+  }),
+});
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- manifests are read field by field */
+const manifest = (rs: ResourceRecord[], type: string, name = "gateway") => toManifest(named(rs, type, name)) as any;
+const podTemplate = (rs: ResourceRecord[]) => manifest(rs, T.deploy).spec.template;
+const container = (rs: ResourceRecord[]) => podTemplate(rs).spec.containers[0];
+const keysFileOf = (rs: ResourceRecord[]) =>
+  ApiKeysFileSchema.parse(parse((revealSecrets(named(rs, T.secret, "gateway-api-keys").inputs) as any).stringData["keys.yaml"] as string));
+const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+
+describe("gateway on mocks, standalone with the fixture configuration", () => {
+  let r: Run;
+  beforeAll(async () => {
+    r = await run();
+  });
+
+  test("declares the namespace, catalog, keys Secret, one random per key, Deployment, PDB, HPA, Service, NetworkPolicy", () => {
+    const list = r.rs.filter((x) => x.custom).map((x) => `${x.type} ${x.name}`).sort();
+    expect(list).toEqual(
+      [
+        `${T.ns} ai-gateway`,
+        `${T.cm} gateway-catalog`,
+        `${T.secret} gateway-api-keys`,
+        `${T.bytes} gateway-key-team-a`,
+        `${T.bytes} gateway-key-team-b`,
+        `${T.bytes} gateway-key-batch`,
+        `${T.deploy} gateway`,
+        `${T.pdb} gateway`,
+        `${T.hpa} gateway`,
+        `${T.svc} gateway`,
+        `${T.np} gateway`,
+      ].sort(),
+    );
+    expect(named(r.rs, "ai-platform:gateway:Gateway", "gateway").custom).toBe(false);
+  });
+
+  test("every Kubernetes object validates against the Kubernetes OpenAPI schema and lives in the gateway namespace", () => {
+    const objects = r.rs.filter(isKubernetesObject);
+    expect(objects).toHaveLength(8);
+    for (const o of objects) {
+      expect(() => validateKubernetesObject(toManifest(o))).not.toThrow();
+      if (o.type !== T.ns) expect([o.type, (toManifest(o).metadata as { namespace?: string }).namespace]).toEqual([o.type, "ai-gateway"]);
+    }
+  });
+
+  test("Deployment: image, ports, probes on the health endpoints, resources, drain settings", () => {
+    const d = manifest(r.rs, T.deploy);
+    const c = container(r.rs);
+    expect(d.spec.replicas).toBe(2);
+    expect(c.image).toBe("registry.example.com/ai-platform/gateway:0.1.0");
+    expect(c.ports).toEqual([
+      { name: "http", containerPort: 8080, protocol: "TCP" },
+      { name: "metrics", containerPort: 9090, protocol: "TCP" },
+    ]);
+    expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
+    expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+    expect(c.resources).toEqual({ requests: { cpu: "250m", memory: "256Mi" }, limits: { cpu: "2", memory: "512Mi" } });
+    const env = Object.fromEntries((c.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
+    expect(env).toEqual({
+      PORT: "8080",
+      GATEWAY_METRICS_PORT: "9090",
+      GATEWAY_CATALOG: "/etc/gateway/catalog/catalog.yaml",
+      GATEWAY_KEYS_FILE: "/etc/gateway/keys/keys.yaml",
+      GATEWAY_DRAIN_DELAY_MS: "5000",
+      GATEWAY_SHUTDOWN_GRACE_MS: "30000",
+      LOG_LEVEL: "info",
+    });
+    // SIGKILL only after the drain delay and the whole shutdown grace.
+    expect(podTemplate(r.rs).spec.terminationGracePeriodSeconds).toBeGreaterThan(5 + 30);
+  });
+
+  test("hardened pod: non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp, tmp emptyDir", () => {
+    const spec = podTemplate(r.rs).spec;
+    expect(container(r.rs).securityContext).toMatchObject({
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ["ALL"] },
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(spec.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } });
+    expect(spec.automountServiceAccountToken).toBe(false);
+    expect(spec.volumes).toContainEqual({ name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } });
+    expect(container(r.rs).volumeMounts).toEqual([
+      { name: "catalog", mountPath: "/etc/gateway/catalog", readOnly: true },
+      { name: "keys", mountPath: "/etc/gateway/keys", readOnly: true },
+      { name: "tmp", mountPath: "/tmp" },
+    ]);
+    // Whole-directory mounts: a subPath mount would never see a Secret update (no hot reload).
+    for (const m of container(r.rs).volumeMounts) expect(m.subPath).toBeUndefined();
+    expect(spec.topologySpreadConstraints.map((t: { topologyKey: string }) => t.topologyKey)).toEqual(["kubernetes.io/hostname", "topology.kubernetes.io/zone"]);
+  });
+
+  test("pod labels make the collector ship its logs; annotations make the metrics server scrape it", () => {
+    const { labels, annotations } = podTemplate(r.rs).metadata;
+    expect(labels).toEqual({
+      "ai-platform.io/platform": "ai-platform",
+      "app.kubernetes.io/name": "gateway",
+      "app.kubernetes.io/instance": "gateway",
+      "app.kubernetes.io/component": "gateway",
+      "app.kubernetes.io/part-of": "app-serving",
+      "app.kubernetes.io/managed-by": "pulumi",
+    });
+    expect(annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics" });
+    expect(Object.keys(annotations).sort()).toEqual(["checksum/catalog", "prometheus.io/path", "prometheus.io/port", "prometheus.io/scrape"]);
+  });
+
+  test("the catalog is mounted from a ConfigMap and its checksum is on the pod template", () => {
+    const text = manifest(r.rs, T.cm, "gateway-catalog").data["catalog.yaml"] as string;
+    expect(parse(text)).toEqual(TEST_CATALOG);
+    expect(podTemplate(r.rs).metadata.annotations["checksum/catalog"]).toBe(sha256(text));
+    expect(podTemplate(r.rs).spec.volumes).toContainEqual({ name: "catalog", configMap: { name: "gateway-catalog" } });
+  });
+
+  test("PDB, HPA (autoscaling/v2 on CPU) and Service (80 → http, plus metrics)", () => {
+    const selector = { matchLabels: { "app.kubernetes.io/name": "gateway", "app.kubernetes.io/instance": "gateway" } };
+    expect(manifest(r.rs, T.pdb).spec).toEqual({ maxUnavailable: 1, selector });
+    const hpa = manifest(r.rs, T.hpa).spec;
+    expect(hpa).toMatchObject({ scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "gateway" }, minReplicas: 2, maxReplicas: 6 });
+    expect(hpa.metrics).toEqual([{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 70 } } }]);
+    expect(manifest(r.rs, T.svc).spec).toEqual({
+      type: "ClusterIP",
+      selector: selector.matchLabels,
+      ports: [
+        { name: "http", port: 80, targetPort: "http", protocol: "TCP" },
+        { name: "metrics", port: 9090, targetPort: "metrics", protocol: "TCP" },
+      ],
+    });
+  });
+
+  test("NetworkPolicy: API from the cluster, metrics from monitoring; egress to serving, DNS, nothing else", () => {
+    const np = manifest(r.rs, T.np).spec;
+    expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
+    expect(np.ingress).toEqual([
+      { from: [{ namespaceSelector: {} }], ports: [{ protocol: "TCP", port: 8080 }] },
+      { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ protocol: "TCP", port: 9090 }] },
+    ]);
+    expect(np.egress).toEqual([
+      { to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "app-serving" } } }] },
+      {
+        to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+        ports: [
+          { protocol: "UDP", port: 53 },
+          { protocol: "TCP", port: 53 },
+        ],
+      },
+    ]);
+  });
+
+  test("keys: exported as a secret output, sk- + 43 base64url characters each", () => {
+    expect(r.keysSecret).toBe(true);
+    expect(Object.keys(r.keys).sort()).toEqual(["batch", "team-a", "team-b"]);
+    for (const k of Object.values(r.keys)) expect(k).toMatch(/^sk-[A-Za-z0-9_-]{43}$/);
+    expect(new Set(Object.values(r.keys)).size).toBe(3);
+  });
+
+  test("the Secret holds the keys file with hashes matching the exported keys, and the declared limits", () => {
+    const file = keysFileOf(r.rs);
+    expect(file.keys).toEqual([
+      { name: "team-a", sha256: sha256(r.keys["team-a"] as string), models: ["qwen3-8b"], rpm: 60, tpm: 100000 },
+      { name: "team-b", sha256: sha256(r.keys["team-b"] as string), expiresAt: "2027-06-30T00:00:00Z" },
+      { name: "batch", sha256: sha256(r.keys.batch as string) },
+    ]);
+    const secret = named(r.rs, T.secret, "gateway-api-keys");
+    // Hashes only, but derived from the secret random bytes: the engine stores and shows the data as a secret.
+    expect(isSecretValue(secret.inputs.stringData) || isSecretValue((secret.inputs.stringData as Record<string, unknown>)["keys.yaml"])).toBe(true);
+    expect(redactSecrets(secret.inputs.stringData)).toEqual({ "keys.yaml": "[secret]" });
+    expect(podTemplate(r.rs).spec.volumes).toContainEqual({ name: "keys", secret: { secretName: "gateway-api-keys", defaultMode: 0o440 } });
+  });
+
+  test("no plaintext key anywhere in what the program declares, not even unredacted", () => {
+    const everything = JSON.stringify(r.rs.map((x) => revealSecrets(x.inputs)));
+    for (const key of Object.values(r.keys)) {
+      expect(everything).not.toContain(key);
+      expect(everything).not.toContain(key.slice(3));
+    }
+  });
+
+  test("Kubernetes objects are retained when the gateway leaves the stack; the random keys are not", () => {
+    for (const x of r.rs.filter((y) => y.type.startsWith("kubernetes:"))) expect([x.type, x.name, x.retainOnDelete]).toEqual([x.type, x.name, true]);
+    for (const x of r.rs.filter((y) => y.type === T.bytes)) expect(x.retainOnDelete).toBe(false);
+  });
+});
+
+describe("key lifecycle", () => {
+  let base: Run;
+  beforeAll(async () => {
+    base = await run();
+  });
+
+  test("bumping rotation issues a new secret for that key only", async () => {
+    const keys = TEST_KEYS.map((k) => (k.name === "team-a" ? { ...k, rotation: 1 } : k));
+    const next = await run({ "gateway:apiKeys": JSON.stringify(keys) });
+    expect(next.keys["team-a"]).not.toBe(base.keys["team-a"]);
+    expect(next.keys["team-b"]).toBe(base.keys["team-b"]);
+    expect(next.keys.batch).toBe(base.keys.batch);
+    expect(named(next.rs, T.bytes, "gateway-key-team-a").inputs.keepers).toEqual({ name: "team-a", rotation: "1" });
+  });
+
+  test("removing an entry revokes it: no random resource, no hash, no output", async () => {
+    const next = await run({ "gateway:apiKeys": JSON.stringify(TEST_KEYS.filter((k) => k.name !== "team-b")) });
+    expect(next.rs.some((x) => x.name === "gateway-key-team-b")).toBe(false);
+    expect(keysFileOf(next.rs).keys.map((k) => k.name)).toEqual(["team-a", "batch"]);
+    expect(Object.keys(next.keys)).toEqual(["team-a", "batch"]);
+  });
+
+  test("key changes do not touch the pod template (the process hot-reloads the file); catalog changes do", async () => {
+    const fewer = await run({ "gateway:apiKeys": JSON.stringify([]) });
+    expect(podTemplate(fewer.rs)).toEqual(podTemplate(base.rs));
+    expect(keysFileOf(fewer.rs).keys).toEqual([]);
+    const catalog: CatalogInput = { models: [...TEST_CATALOG.models, { id: "llama", category: "generative", upstream: { mode: "pool", url: "http://llama-pool.app-serving.svc:80" } }] };
+    const changed = await run({ "gateway:catalog": JSON.stringify(catalog) });
+    const before = podTemplate(base.rs).metadata.annotations["checksum/catalog"];
+    const after = podTemplate(changed.rs).metadata.annotations["checksum/catalog"];
+    expect(after).not.toBe(before);
+    expect(after).toBe(sha256(manifest(changed.rs, T.cm, "gateway-catalog").data["catalog.yaml"]));
+  });
+});
+
+describe("options", () => {
+  test("Redis: URL only in a Secret (as a secret), env from it, egress to Redis added", async () => {
+    const r = await run({ "gateway:redisUrl": TEST_REDIS_URL, "gateway:redisEgress": JSON.stringify({ namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } }) });
+    const secret = named(r.rs, T.secret, "gateway-redis");
+    expect(revealSecrets(secret.inputs.stringData)).toEqual({ url: TEST_REDIS_URL });
+    expect(redactSecrets(secret.inputs.stringData)).toEqual({ url: "[secret]" });
+    expect(container(r.rs).env).toContainEqual({ name: "GATEWAY_REDIS_URL", valueFrom: { secretKeyRef: { name: "gateway-redis", key: "url" } } });
+    for (const x of r.rs.filter((y) => y !== secret)) expect(JSON.stringify(revealSecrets(x.inputs))).not.toContain("redis-pass-Hq7vX2");
+    expect(manifest(r.rs, T.np).spec.egress[2]).toEqual({
+      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "redis" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "redis" } } }],
+      ports: [{ protocol: "TCP", port: 6379 }],
+    });
+    expect(manifest(r.rs, T.np).spec.egress).toHaveLength(3);
+  });
+
+  test("Redis outside the cluster: egress to its CIDR and port only", async () => {
+    const r = await run({ "gateway:redisUrl": "rediss://cache.example.com:6380", "gateway:redisEgress": JSON.stringify({ cidr: "10.20.0.7/32", port: 6380 }) });
+    expect(manifest(r.rs, T.np).spec.egress[2]).toEqual({ to: [{ ipBlock: { cidr: "10.20.0.7/32" } }], ports: [{ protocol: "TCP", port: 6380 }] });
+  });
+
+  test("HTTPRoute to the configured parent Gateway, valid against the Gateway API schema; API ingress from listed namespaces", async () => {
+    const r = await run({
+      "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways", sectionName: "https" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
+      "gateway:ingressNamespaces": JSON.stringify(["envoy-gateway-system", "apps"]),
+    });
+    const route = manifest(r.rs, T.route);
+    expect(() => httpRouteSchema.parse(route)).not.toThrow();
+    expect(route.spec).toEqual({
+      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "public", namespace: "gateways", sectionName: "https" }],
+      hostnames: ["llm.example.com"],
+      rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ group: "", kind: "Service", name: "gateway", port: 80 }], timeouts: { request: "600s" } }],
+    });
+    expect(route.metadata.namespace).toBe("ai-gateway");
+    // Removing httpRoute from the config must really unexpose the API.
+    expect(named(r.rs, T.route, "gateway").retainOnDelete).toBe(false);
+    expect(manifest(r.rs, T.np).spec.ingress[0].from).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "envoy-gateway-system" } } },
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "apps" } } },
+    ]);
+  });
+
+  test("pool mode through an inference gateway in another namespace: that namespace is an allowed upstream too", async () => {
+    const catalog: CatalogInput = {
+      models: [...TEST_CATALOG.models, { id: "llama", category: "generative", upstream: { mode: "pool", url: "http://inference-gateway.gateway-system.svc.cluster.local" } }],
+    };
+    const r = await run({ "gateway:catalog": JSON.stringify(catalog) });
+    expect(manifest(r.rs, T.np).spec.egress[0].to).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "app-serving" } } },
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "gateway-system" } } },
+    ]);
+  });
+
+  test("namespaces, replicas, resources, log level and extra settings reach the objects", async () => {
+    const r = await run({
+      "gateway:namespace": "llm",
+      "gateway:servingNamespace": "models",
+      "gateway:replicas": "3",
+      "gateway:maxReplicas": "9",
+      "gateway:resources": JSON.stringify({ limits: { memory: "1Gi" } }),
+      "gateway:logLevel": "debug",
+      "gateway:shutdownGraceSeconds": "120",
+      "gateway:env": JSON.stringify({ GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" }),
+      "gateway:imagePullSecrets": JSON.stringify(["regcred"]),
+    });
+    expect(named(r.rs, T.ns, "llm").inputs.metadata).toMatchObject({ name: "llm" });
+    expect(manifest(r.rs, T.deploy).metadata.namespace).toBe("llm");
+    expect(manifest(r.rs, T.hpa).spec).toMatchObject({ minReplicas: 3, maxReplicas: 9 });
+    expect(container(r.rs).resources.limits).toEqual({ cpu: "2", memory: "1Gi" });
+    expect(container(r.rs).env).toEqual(expect.arrayContaining([{ name: "LOG_LEVEL", value: "debug" }, { name: "GATEWAY_SHUTDOWN_GRACE_MS", value: "120000" }, { name: "GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS", value: "900000" }]));
+    expect(podTemplate(r.rs).spec.terminationGracePeriodSeconds).toBeGreaterThan(125);
+    expect(podTemplate(r.rs).spec.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    // The configured serving namespace, plus the one the fixture catalog's Services name.
+    expect(manifest(r.rs, T.np).spec.egress[0].to).toEqual([
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "models" } } },
+      { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "app-serving" } } },
+    ]);
+  });
+});
+
+describe("catalog source and configuration errors", () => {
+  const fromServing = (): ServingSupply => ({ catalog: pulumi.output(TEST_CATALOG), namespace: pulumi.output("serving-ns") });
+
+  test("the serving part's catalog and namespace are used when it is in the program", async () => {
+    const r = await run({ "gateway:catalog": undefined }, fromServing);
+    expect(parse(manifest(r.rs, T.cm, "gateway-catalog").data["catalog.yaml"])).toEqual(TEST_CATALOG);
+    expect(manifest(r.rs, T.np).spec.egress[0].to[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"]).toBe("serving-ns");
+  });
+
+  test("a catalog both from serving and from gateway:catalog is refused", async () => {
+    await expect(run({}, fromServing)).rejects.toThrow(/gateway:catalog: must not be set when the serving part/);
+  });
+
+  test("a standalone gateway without gateway:catalog is refused", async () => {
+    await expect(run({ "gateway:catalog": undefined })).rejects.toThrow(/gateway:catalog: required for a standalone gateway/);
+  });
+
+  test("an invalid configuration fails before anything is declared, naming every key", async () => {
+    const err = (await run({ "gateway:image": undefined, "gateway:replicas": "-1", "gateway:apiKeys": JSON.stringify([{ name: "A" }]) }).catch((e: Error) => e)) as Error;
+    expect(err.message).toMatch(/^Invalid stack configuration \(3 problems\):/);
+    for (const key of ["gateway:image", "gateway:replicas", "gateway:apiKeys [0.name]"]) expect(err.message).toContain(key);
+  });
+
+  test("no gateway: namespace in the stack: nothing is declared", async () => {
+    const { resources } = await runWithMocks(async () => (await import("./gateway")).deployGatewayIfConfigured(), { config: { "platform:labelDomain": "ai-platform.io" } });
+    expect(resources).toEqual([]);
+  });
+});
+
+describe("offline render", () => {
+  test("the gateway's objects are rendered with the keys file masked and no key anywhere", async () => {
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "render-gateway-"));
+    try {
+      let keys: Record<string, string> = {};
+      await render({
+        stack: "dev",
+        out,
+        projectRoot: path.resolve(__dirname, ".."),
+        project: "ai-platform",
+        knownSecretKeys: PROGRAM_SECRET_KEYS,
+        env: { PULUMI_CONFIG: JSON.stringify({ "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0", "gateway:apiKeys": TEST_KEYS }) },
+        program: async () => {
+          const out = (await import("./gateway")).deployGatewayIfConfigured({ catalog: TEST_CATALOG, namespace: "app-serving" });
+          if (out) out.apiKeys.apply((k) => (keys = k));
+          return out;
+        },
+      });
+      const files = fs.readdirSync(path.join(out, "manifests"));
+      expect(files).toEqual(
+        expect.arrayContaining([
+          "namespace-ai-gateway.yaml",
+          "configmap-ai-gateway-gateway-catalog.yaml",
+          "secret-ai-gateway-gateway-api-keys.yaml",
+          "deployment-ai-gateway-gateway.yaml",
+          "poddisruptionbudget-ai-gateway-gateway.yaml",
+          "horizontalpodautoscaler-ai-gateway-gateway.yaml",
+          "service-ai-gateway-gateway.yaml",
+          "networkpolicy-ai-gateway-gateway.yaml",
+        ]),
+      );
+      const secret = parse(fs.readFileSync(path.join(out, "manifests", "secret-ai-gateway-gateway-api-keys.yaml"), "utf8")) as { stringData: unknown };
+      expect(secret.stringData).toEqual({ "keys.yaml": "[secret]" });
+      const tree = files.map((f) => fs.readFileSync(path.join(out, "manifests", f), "utf8")).join("\n") + fs.readFileSync(path.join(out, "resources.json"), "utf8");
+      expect(Object.keys(keys)).toHaveLength(TEST_KEYS.length);
+      for (const k of Object.values(keys)) expect(tree).not.toContain(k);
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
