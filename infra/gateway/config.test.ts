@@ -1,5 +1,8 @@
 // The `gateway:` key table, validated by one zod schema with one error message naming every offending key.
+import * as fs from "fs";
+import * as path from "path";
 import { ConfigError } from "../platform/config";
+import { parseStackYaml } from "../platform/stack-config";
 import { DEFAULT_RESOURCES, parseGatewayConfig } from "./config";
 import { gatewayConfig, rawGatewayNamespace, TEST_CATALOG, TEST_KEYS } from "./testing";
 
@@ -152,4 +155,12 @@ describe("gateway config", () => {
     expect(lines).toEqual([expect.stringMatching(/^gateway:apiKeys \[0\.rotation\]: /), expect.stringMatching(/^gateway:apiKeys \[1\.expiresAt\]: /)]);
     expect(parse({ "gateway:apiKeys": JSON.stringify([{ name: "a", rotation: "2026-q3" }]) }).apiKeys[0]?.rotation).toBe("2026-q3");
   });
+});
+
+test("Pulumi.dev.yaml's gateway: keys are a valid configuration", () => {
+  const { config } = parseStackYaml(fs.readFileSync(path.join(__dirname, "..", "..", "Pulumi.dev.yaml"), "utf8"), "ai-platform");
+  const c = parseGatewayConfig(rawGatewayNamespace(config), config["platform:labelDomain"]);
+  expect(c.apiKeys.map((k) => k.name)).toEqual(["dev", "team-a"]);
+  // The dev stack deploys serving too: the catalog comes from there, not from gateway:catalog.
+  expect(c.catalog).toBeUndefined();
 });
