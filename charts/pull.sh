@@ -17,6 +17,9 @@ PINS=(
   "viewer    oci://ghcr.io/grafana-community/helm-charts/grafana               12.3.2"
   "collector https://grafana.github.io/helm-charts#alloy                       1.8.1"
   "metrics   https://prometheus-community.github.io/helm-charts#prometheus     29.21.0"
+  # Model serving (llm-d guides' pins; PINNED_CHARTS in infra/serving/constants.ts).
+  "llm-d-modelservice https://llm-d-incubation.github.io/llm-d-modelservice/#llm-d-modelservice v0.4.5"
+  "inferencepool      oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool v1.3.0"
 )
 
 force=0

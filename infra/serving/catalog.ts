@@ -1,0 +1,49 @@
+// The model catalog the gateway reads, built from the deployed models, in the gateway's own schema
+// (gateway/src/config/catalog.ts) and validated with it, so the gateway deployment can mount it as is.
+import { stringify } from "yaml";
+import { type CatalogInput, CatalogSchema } from "../../gateway/src/config/catalog";
+import type { PlannedModel } from "./plan";
+import { modelObjectName, poolPathPrefix } from "./values";
+
+export interface CatalogArgs {
+  readonly namespace: string;
+  /** When set, every model goes through its InferencePool behind this Gateway URL (`mode: pool`). */
+  readonly inferenceGatewayUrl?: string;
+}
+
+/** In-cluster DNS name of a model's headless replica Service. */
+export function replicaServiceHost(slug: string, namespace: string): string {
+  return `${modelObjectName(slug)}.${namespace}.svc.cluster.local`;
+}
+
+type UpstreamInput = CatalogInput["models"][number]["upstream"];
+
+function upstreamOf(m: PlannedModel, args: CatalogArgs): UpstreamInput {
+  if (args.inferenceGatewayUrl) return { mode: "pool", url: `${args.inferenceGatewayUrl}${poolPathPrefix(m.def.slug)}` };
+  return { mode: "dns", host: replicaServiceHost(m.def.slug, args.namespace), port: m.def.servingPort };
+}
+
+/** The catalog of the deployed models (input form: the gateway fills its defaults); throws if the gateway would reject it. */
+export function buildCatalog(models: readonly PlannedModel[], args: CatalogArgs): CatalogInput {
+  const catalog: CatalogInput = {
+    models: models.map((m) => ({
+      id: m.def.id,
+      category: m.def.category,
+      ownedBy: m.def.ownedBy,
+      maxConcurrency: m.def.maxConcurrency,
+      upstream: upstreamOf(m, args),
+      ...(m.def.routing ? { routing: m.def.routing } : {}),
+    })),
+  };
+  const parsed = CatalogSchema.safeParse(catalog);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`);
+    throw new Error(`the serving catalog does not match the gateway's CatalogSchema: ${lines.join("; ")}`);
+  }
+  return catalog;
+}
+
+/** The catalog file as the gateway reads it (YAML; the gateway's loader also accepts JSON). */
+export function catalogYaml(catalog: CatalogInput): string {
+  return stringify(catalog);
+}

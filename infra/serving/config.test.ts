@@ -1,0 +1,78 @@
+// The `serving:` namespace: defaults, and one error naming every offending key.
+import { ConfigError } from "../platform/config";
+import { parseServingConfig } from "./config";
+import { rawServing, servingConfig } from "./testing";
+
+const DOMAIN = "ai-platform.io";
+const parse = (overrides: Record<string, string | undefined> = {}, labelDomain: string | undefined = DOMAIN) =>
+  parseServingConfig(rawServing(servingConfig(overrides)), labelDomain);
+
+/** `labelDomain: null` = the shared key is missing. */
+function problems(overrides: Record<string, string | undefined>, labelDomain: string | null = DOMAIN): string {
+  try {
+    parseServingConfig(rawServing(servingConfig(overrides)), labelDomain ?? undefined);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("serving config", () => {
+  test("defaults: namespace created, pinned charts from charts/, no routes, dns catalog", () => {
+    const c = parse({ "serving:namespace": undefined, "serving:gpuCapacity": undefined });
+    expect(c).toMatchObject({ namespace: "app-serving", createNamespace: true, gpuCapacity: {}, replicas: {}, labelDomain: "ai-platform.io" });
+    expect(c.charts.modelService).toMatch(/\/charts\/llm-d-modelservice-v0\.4\.5\.tgz$/);
+    expect(c.charts.inferencePool).toMatch(/\/charts\/inferencepool-v1\.3\.0\.tgz$/);
+    expect(c.modelsDir).toMatch(/\/deployments\/models$/);
+    expect([c.parentGateway, c.inferenceGatewayUrl]).toEqual([undefined, undefined]);
+  });
+
+  test("structured keys arrive JSON-encoded (as Pulumi passes them)", () => {
+    const c = parse({
+      "serving:createNamespace": "false",
+      "serving:replicas": JSON.stringify({ "generative/qwen3-8b": 0 }),
+      "serving:parentGateway": JSON.stringify({ name: "inference-gateway", namespace: "gateway-system" }),
+      "serving:inferenceGatewayUrl": "http://inference-gateway.gateway-system.svc.cluster.local/",
+      "serving:modelServiceVersion": "v0.4.12",
+    });
+    expect(c.createNamespace).toBe(false);
+    expect(c.replicas).toEqual({ "generative/qwen3-8b": 0 });
+    expect(c.parentGateway).toEqual({ name: "inference-gateway", namespace: "gateway-system" });
+    expect(c.inferenceGatewayUrl).toBe("http://inference-gateway.gateway-system.svc.cluster.local");
+    expect(c.charts.modelService).toMatch(/llm-d-modelservice-v0\.4\.12\.tgz$/);
+  });
+
+  test("every offending key in one message", () => {
+    const text = problems(
+      {
+        "serving:models": JSON.stringify(["generative/qwen3-8b", "vision/x", "generative/qwen3-8b"]),
+        "serving:namespace": "App_Serving",
+        "serving:gpuCapacity": JSON.stringify({ default: -1 }),
+        "serving:replicas": JSON.stringify({ "embedder/other": 1 }),
+        "serving:inferenceGatewayUrl": "http://gw.example",
+        "serving:colour": "blue",
+      },
+      "Bad_Domain",
+    );
+    expect(text).toMatch(/^Invalid stack configuration \(\d+ problems\)/);
+    for (const fragment of [
+      "serving:models [1]: must be <category>/<model>",
+      "serving:models: must not list a model twice",
+      "serving:namespace: must be a DNS label",
+      "serving:gpuCapacity [default]: must be a GPU count >= 0",
+      "serving:replicas [embedder/other]: is not in serving:models",
+      "serving:inferenceGatewayUrl: needs serving:parentGateway",
+      "serving:colour: unknown key",
+      "platform:labelDomain: ",
+    ]) {
+      expect(text).toContain(fragment);
+    }
+  });
+
+  test("models and the shared label domain are required", () => {
+    const text = problems({ "serving:models": undefined }, null);
+    expect(text).toContain("serving:models: required");
+    expect(text).toContain("platform:labelDomain: required");
+  });
+});
