@@ -90,19 +90,29 @@ echo archive > "$dest/$(basename "$ref")-$version.tgz"
     fs.mkdirSync(charts);
     const first = await pull([], { HELM: helm, CHARTS_DIR: charts });
     expect(first.code).toBe(0);
-    expect(fs.readdirSync(charts).sort()).toEqual(["collector-1.8.1.tgz", "logstore-14.1.0.tgz", "metrics-29.21.0.tgz", "viewer-12.3.2.tgz"]);
+    expect(fs.readdirSync(charts).sort()).toEqual([
+      "collector-1.8.1.tgz",
+      "inferencepool-v1.3.0.tgz",
+      "llm-d-modelservice-v0.4.5.tgz",
+      "logstore-14.1.0.tgz",
+      "metrics-29.21.0.tgz",
+      "viewer-12.3.2.tgz",
+    ]);
     const calls = fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n");
     expect(calls).toEqual([
       expect.stringMatching(/^pull oci:\/\/ghcr\.io\/grafana-community\/helm-charts\/loki --version 14\.1\.0 /),
       expect.stringMatching(/^pull oci:\/\/ghcr\.io\/grafana-community\/helm-charts\/grafana --version 12\.3\.2 /),
       expect.stringMatching(/^pull alloy --repo https:\/\/grafana\.github\.io\/helm-charts --version 1\.8\.1 /),
       expect.stringMatching(/^pull prometheus --repo https:\/\/prometheus-community\.github\.io\/helm-charts --version 29\.21\.0 /),
+      // Model serving (infra/serving PINNED_CHARTS).
+      expect.stringMatching(/^pull llm-d-modelservice --repo https:\/\/llm-d-incubation\.github\.io\/llm-d-modelservice\/ --version v0\.4\.5 /),
+      expect.stringMatching(/^pull oci:\/\/registry\.k8s\.io\/gateway-api-inference-extension\/charts\/inferencepool --version v1\.3\.0 /),
     ]);
     const again = await pull([], { HELM: helm, CHARTS_DIR: charts });
-    expect(again.out.match(/^have /gm)).toHaveLength(4);
-    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(4);
+    expect(again.out.match(/^have /gm)).toHaveLength(6);
+    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(6);
     await pull(["--force"], { HELM: helm, CHARTS_DIR: charts });
-    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(8);
+    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(12);
   });
 
   test("without helm it fails with a clear message", async () => {
