@@ -61,6 +61,7 @@ export class InferenceEngine {
       let blockHashes: number[] = [];
       if (job.useCache && this.prefixCache) {
         blockHashes = this.prefixCache.blockHashes(job.promptTokens);
+        slot.sharedBlocks = blockHashes;
         cachedTokens = this.prefixCache.match(blockHashes, job.promptTokens.length);
         this.metrics.prefixCacheLookup(job.promptTokens.length, cachedTokens);
         this.counters.prefixCacheQueryTokens += job.promptTokens.length;

@@ -13,6 +13,11 @@ export class QueueFullError extends Error {
 /** A running sequence's slot; `tokens` is its KV-cache footprint while it runs. */
 export interface Slot {
   tokens: number;
+  /**
+   * Hashes of the prompt's full blocks when prefix caching is on: sequences sharing a prefix reference the
+   * same physical blocks, so vLLM counts each shared block once.
+   */
+  sharedBlocks?: readonly number[];
   release(): void;
 }
 
@@ -40,9 +45,14 @@ export class Scheduler {
 
   /** KV blocks held by running sequences (each sequence rounds up to whole blocks, as paged attention does). */
   get blocksInUse(): number {
-    let blocks = 0;
-    for (const slot of this.runningSlots) blocks += Math.ceil(slot.tokens / this.blockSize);
-    return blocks;
+    const shared = new Set<number>();
+    let privateBlocks = 0;
+    for (const slot of this.runningSlots) {
+      const sharedCount = slot.sharedBlocks?.length ?? 0;
+      for (const h of slot.sharedBlocks ?? []) shared.add(h);
+      privateBlocks += Math.ceil(Math.max(0, slot.tokens - sharedCount * this.blockSize) / this.blockSize);
+    }
+    return shared.size + privateBlocks;
   }
 
   /**
