@@ -54,16 +54,19 @@ export class PrefixAffinity implements Strategy {
     const least = this.fallback.pick(candidates);
     const hashes = ctx.prefix ?? [];
     if (hashes.length < this.routing.minPrefixBlocks) return least;
-    const byUrl = new Map(candidates.map((r) => [r.url, r]));
-    for (const { owner, blocks } of this.index.matchOwners(hashes)) {
-      if (blocks < this.routing.minPrefixBlocks) break;
-      const warm = byUrl.get(owner);
-      if (!warm) continue; // the warm replica is saturated, unhealthy or gone: try a shallower match
-      const tolerance = Math.max(1, Math.ceil(this.routing.affinityLoadTolerance * warm.maxConcurrency));
-      if (warm.load - least.load <= tolerance) return warm;
-      break;
+    const matched = this.index.matchedBlocks(hashes);
+    // The warmest replica that is not much busier than the least-loaded one; ties go to the less loaded.
+    let best: Replica | undefined;
+    let bestBlocks = this.routing.minPrefixBlocks - 1;
+    for (const r of candidates) {
+      const blocks = matched.get(r.url) ?? 0;
+      if (blocks <= bestBlocks && !(blocks === bestBlocks && best && r.load < best.load)) continue;
+      const tolerance = Math.max(1, Math.ceil(this.routing.affinityLoadTolerance * r.maxConcurrency));
+      if (r.load - least.load > tolerance) continue;
+      best = r;
+      bestBlocks = blocks;
     }
-    return least;
+    return best ?? least;
   }
 
   chosen(replica: Replica, ctx: PickContext): void {

@@ -44,26 +44,43 @@ export function promptText(body: Record<string, unknown>): string {
   return parts.join("");
 }
 
+/** Replicas recorded per block; a prefix hot enough to spill over lives on a few replicas at once. */
+const MAX_OWNERS = 4;
+
 export class PrefixIndex {
-  private readonly owners = new Map<number, string>();
+  /** block hash -> replicas that computed it, most recent last. */
+  private readonly owners = new Map<number, string[]>();
 
   constructor(private readonly capacity = 100_000) {}
 
-  /** Owners of the matched leading blocks, deepest first (the deepest match is the warmest cache). */
-  matchOwners(hashes: readonly number[]): { owner: string; blocks: number }[] {
-    const out: { owner: string; blocks: number }[] = [];
-    for (let i = 0; i < hashes.length; i++) {
-      const owner = this.owners.get(hashes[i]!);
-      if (owner === undefined) break;
-      out.push({ owner, blocks: i + 1 });
+  /** For each replica holding the first block: how many leading blocks it holds (its warm prefix length). */
+  matchedBlocks(hashes: readonly number[]): Map<string, number> {
+    const out = new Map<string, number>();
+    if (hashes.length === 0) return out;
+    for (const owner of this.owners.get(hashes[0]!) ?? []) out.set(owner, 1);
+    for (let i = 1; i < hashes.length && out.size > 0; i++) {
+      const here = this.owners.get(hashes[i]!);
+      let any = false;
+      for (const [owner, n] of out) {
+        if (n === i && here?.includes(owner)) {
+          out.set(owner, i + 1);
+          any = true;
+        }
+      }
+      if (!any) break;
     }
-    return out.reverse();
+    return out;
   }
 
   record(hashes: readonly number[], owner: string): void {
     for (const h of hashes) {
+      const list = this.owners.get(h) ?? [];
+      const at = list.indexOf(owner);
+      if (at >= 0) list.splice(at, 1);
+      list.push(owner);
+      if (list.length > MAX_OWNERS) list.shift();
       this.owners.delete(h); // re-insert: Map order is recency order
-      this.owners.set(h, owner);
+      this.owners.set(h, list);
     }
     while (this.owners.size > this.capacity) this.owners.delete(this.owners.keys().next().value!);
   }
