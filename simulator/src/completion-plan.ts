@@ -70,12 +70,12 @@ export function planCompletion({ request, prng, toolCalling, remainingContext }:
     // vLLM's tool-call ids: "chatcmpl-tool-" + 32 hex chars.
     return { mode: "tool_call", id: `chatcmpl-tool-${randomUUID().replace(/-/g, "")}`, name: tool.function.name, argumentPieces, finishReason };
   }
-  // The "natural" answer length stands in for the model emitting EOS.
-  const natural = prng.int(16, 64);
+  // The "natural" answer length stands in for the model emitting EOS; ignore_eos runs to the limit.
+  const natural = request.ignore_eos === true && Number.isFinite(limit) ? limit : prng.int(16, 64);
   const count = Math.min(natural, limit);
   const generated = generateTextPieces(prng, count);
   const { pieces, stopped } = truncateAtStop(generated, stopSequences(request));
-  const finishReason = stopped || natural <= limit ? "stop" : "length";
+  const finishReason = stopped || (natural <= limit && request.ignore_eos !== true) ? "stop" : "length";
   return { mode: "text", pieces, finishReason };
 }
 

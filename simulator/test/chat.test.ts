@@ -156,3 +156,22 @@ describe("chat completions", () => {
     expect(usageTokens).toBe(8);
   });
 });
+
+describe("ignore_eos (vLLM extension)", () => {
+  it("generates exactly max_tokens and finishes with length", async () => {
+    const { startSimulator } = await import("../src");
+    const sim = await startSimulator({ latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 0, prefillTimePerTokenMs: 0 } });
+    try {
+      const res = await fetch(`${sim.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "sim-model", messages: [{ role: "user", content: "go" }], max_tokens: 150, ignore_eos: true }),
+      });
+      const body = (await res.json()) as { usage: { completion_tokens: number }; choices: { finish_reason: string }[] };
+      expect(body.usage.completion_tokens).toBe(150);
+      expect(body.choices[0]?.finish_reason).toBe("length");
+    } finally {
+      await sim.close();
+    }
+  });
+});

@@ -63,7 +63,7 @@ export const RoutingSchema = z.strictObject({
    * prefix-affinity load gate: the warm replica is used only while its load exceeds the least-loaded
    * replica's by at most this fraction of its concurrency cap.
    */
-  affinityLoadTolerance: z.number().min(0).max(1).default(0.25),
+  affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */
   queueTimeoutMs: z.number().int().nonnegative().default(2000),
   /** Requests allowed to wait for a slot at once; more get 429 straight away. */

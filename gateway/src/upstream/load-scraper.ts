@@ -2,11 +2,12 @@ import { request, type Dispatcher } from "undici";
 import type { Replica } from "./replica";
 
 /**
- * Reads the two gauges routing needs from each ready replica's Prometheus endpoint, about once a second:
- * vllm:num_requests_waiting and vllm:kv_cache_usage_perc (the signals llm-d's endpoint picker uses).
- * Only those two lines are looked at, so a full exposition parser is not needed.
+ * Reads the gauges routing needs from each ready replica's Prometheus endpoint, about once a second:
+ * vllm:num_requests_running, vllm:num_requests_waiting and vllm:kv_cache_usage_perc (the signals llm-d's
+ * endpoint picker uses). Only those lines are looked at, so a full exposition parser is not needed.
  */
 const WAITING = "vllm:num_requests_waiting";
+const RUNNING = "vllm:num_requests_running";
 const KV_USAGE = "vllm:kv_cache_usage_perc";
 
 /** Sums a gauge over its label sets (one model per server, but be robust to several). */
@@ -62,7 +63,7 @@ export class LoadScraper {
         return;
       }
       const text = await res.body.text();
-      replica.recordLoad(readGauge(text, WAITING) ?? 0, readGauge(text, KV_USAGE) ?? 0);
+      replica.recordLoad(readGauge(text, WAITING) ?? 0, readGauge(text, KV_USAGE) ?? 0, readGauge(text, RUNNING) ?? 0);
     } catch {
       // A replica without metrics is routed on the gateway's own in-flight count only.
     }

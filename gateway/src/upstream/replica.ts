@@ -15,6 +15,7 @@ export class Replica {
   ejectedAt = 0;
   /** The model server's own load, scraped from its /metrics (vLLM gauges); stale values are ignored. */
   waiting = 0;
+  running = 0;
   kvCacheUsage = 0;
   loadScrapedAt = 0;
 
@@ -48,13 +49,18 @@ export class Replica {
     return this.loadFresh && (this.waiting > this.maxWaiting || this.kvCacheUsage > this.maxKvCacheUsage);
   }
 
-  /** Load used to compare replicas: our requests in flight plus what waits in the model server's queue. */
+  /**
+   * Load used to compare replicas: the model server's own count (running + waiting, which includes other
+   * gateway replicas' requests) when fresh, but never less than our own in-flight count, which is exact
+   * and current while the scraped one may be a second old.
+   */
   get load(): number {
-    return this.inFlight + (this.loadFresh ? this.waiting : 0);
+    return this.loadFresh ? Math.max(this.inFlight, this.running + this.waiting) : this.inFlight;
   }
 
-  recordLoad(waiting: number, kvCacheUsage: number): void {
+  recordLoad(waiting: number, kvCacheUsage: number, running = 0): void {
     this.waiting = waiting;
+    this.running = running;
     this.kvCacheUsage = kvCacheUsage;
     this.loadScrapedAt = Date.now();
   }

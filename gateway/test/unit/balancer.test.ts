@@ -44,7 +44,7 @@ describe("strategies", () => {
     const [a, b, c] = replicas(3);
     a!.inFlight = 1;
     b!.inFlight = 0;
-    b!.recordLoad(5, 0.1); // idle here, but 5 requests wait inside that server (other gateway replicas)
+    b!.recordLoad(5, 0.1, 2); // idle here, but 7 requests run or wait inside that server (other gateway replicas)
     c!.inFlight = 2;
     expect(new LeastLoaded().pick([a!, b!, c!]).url).toBe("http://r0");
   });
@@ -140,9 +140,11 @@ describe("model pool", () => {
     r!.maxWaiting = 1;
     r!.recordLoad(10, 0);
     expect(r!.saturated).toBe(true);
+    r!.inFlight = 1;
+    expect(r!.load).toBe(10); // the server's count, when fresh, and never below our own
     r!.loadScrapedAt = Date.now() - 60_000;
     expect(r!.saturated).toBe(false);
-    expect(r!.load).toBe(0);
+    expect(r!.load).toBe(1);
   });
 });
 

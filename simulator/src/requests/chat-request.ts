@@ -49,6 +49,8 @@ export const ChatCompletionRequestSchema = z
       .nullish(),
     tools: z.array(ToolSchema).nullish(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), NamedToolChoiceSchema]).nullish(),
+    /** vLLM sampling extension: keep generating past EOS until max_tokens (benchmarks use it). */
+    ignore_eos: z.boolean().nullish(),
   })
   .superRefine((r, ctx) => {
     const fail = (path: string, message: string): void => {
