@@ -34,7 +34,10 @@ export async function spawnSimulator(args: string[]): Promise<{ url: string; pro
 }
 
 /** The production gateway entry point as its own process; request logs go to /dev/null (still produced). */
-export async function spawnGateway(env: Record<string, string>, port?: number): Promise<{ url: string; port: number; proc: ChildProcess }> {
+export async function spawnGateway(
+  env: Record<string, string>,
+  port?: number,
+): Promise<{ url: string; port: number; metricsUrl: string; proc: ChildProcess }> {
   port ??= await freePort();
   const metricsPort = await freePort();
   const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), "gateway/src/cli/serve.ts"], {
@@ -53,7 +56,7 @@ export async function spawnGateway(env: Record<string, string>, port?: number): 
     if (Date.now() > deadline) throw new Error("gateway did not become ready");
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, port, proc };
+  return { url, port, metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`, proc };
 }
 
 export async function stopAll(procs: ChildProcess[]): Promise<void> {

@@ -15,8 +15,9 @@ export class Replica {
   ejectedAt = 0;
   /** The model server's own load, scraped from its /metrics (vLLM gauges); stale values are ignored. */
   waiting = 0;
-  running = 0;
   kvCacheUsage = 0;
+  /** Requests at the model server that are not ours (other gateway replicas), as of the last scrape. */
+  externalLoad = 0;
   loadScrapedAt = 0;
 
   constructor(
@@ -50,17 +51,17 @@ export class Replica {
   }
 
   /**
-   * Load used to compare replicas: the model server's own count (running + waiting, which includes other
-   * gateway replicas' requests) when fresh, but never less than our own in-flight count, which is exact
-   * and current while the scraped one may be a second old.
+   * Load used to compare replicas: our own in-flight count, exact and current, plus what other gateway
+   * replicas have at that server (its running + waiting minus ours, at the last scrape). Using the scraped
+   * total directly would steer by a picture up to a second old, and herd requests at high rates.
    */
   get load(): number {
-    return this.loadFresh ? Math.max(this.inFlight, this.running + this.waiting) : this.inFlight;
+    return this.inFlight + (this.loadFresh ? this.externalLoad : 0);
   }
 
   recordLoad(waiting: number, kvCacheUsage: number, running = 0): void {
     this.waiting = waiting;
-    this.running = running;
+    this.externalLoad = Math.max(0, running + waiting - this.inFlight);
     this.kvCacheUsage = kvCacheUsage;
     this.loadScrapedAt = Date.now();
   }

@@ -141,7 +141,7 @@ describe("model pool", () => {
     r!.recordLoad(10, 0);
     expect(r!.saturated).toBe(true);
     r!.inFlight = 1;
-    expect(r!.load).toBe(10); // the server's count, when fresh, and never below our own
+    expect(r!.load).toBe(11); // ours now, plus the 10 that were not ours at the scrape
     r!.loadScrapedAt = Date.now() - 60_000;
     expect(r!.saturated).toBe(false);
     expect(r!.load).toBe(1);
