@@ -1,7 +1,7 @@
 // The `gateway:` key table, validated by one zod schema with one error message naming every offending key.
 import * as fs from "fs";
 import * as path from "path";
-import { ConfigError } from "../platform/config";
+import { configProblems } from "../platform/config-testing";
 import { parseStackYaml } from "../platform/stack-config";
 import { DEFAULT_RESOURCES, parseGatewayConfig } from "./config";
 import { gatewayConfig, rawGatewayNamespace, TEST_CATALOG, TEST_KEYS } from "./testing";
@@ -9,15 +9,7 @@ import { gatewayConfig, rawGatewayNamespace, TEST_CATALOG, TEST_KEYS } from "./t
 /** `null` = no platform:labelDomain in the stack. */
 const parse = (overrides: Record<string, string | undefined> = {}, labelDomain: string | null = "ai-platform.io") =>
   parseGatewayConfig(rawGatewayNamespace(gatewayConfig(overrides)), labelDomain ?? undefined);
-const problems = (fn: () => unknown): string[] => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return [...(e as ConfigError).problems];
-  }
-  throw new Error("expected a ConfigError");
-};
+const problems = configProblems;
 
 describe("gateway config", () => {
   test("the minimal configuration gets the documented defaults", () => {

@@ -1,4 +1,5 @@
 // Test fixtures: a complete, valid `gateway:` configuration as the runtime holds it (`namespace:key` → raw string).
+import { withOverrides, namespaceKeys } from "../platform/config-testing";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 
@@ -18,23 +19,18 @@ export const TEST_KEYS = [
 ];
 
 export function gatewayConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
-  const base: Record<string, string | undefined> = {
+  const base: Record<string, string> = {
     "platform:labelDomain": "ai-platform.io",
     "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0",
     "gateway:apiKeys": JSON.stringify(TEST_KEYS),
     "gateway:catalog": JSON.stringify(TEST_CATALOG),
-    ...overrides,
   };
-  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+  return withOverrides(base, overrides);
 }
 
 /** The raw `gateway:` namespace without its prefix, as `parseGatewayConfig` takes it. */
 export function rawGatewayNamespace(config: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(config)
-      .filter(([k]) => k.startsWith("gateway:"))
-      .map(([k, v]) => [k.slice("gateway:".length), v]),
-  );
+  return namespaceKeys(config, "gateway");
 }
 
 export const SECRET_KEYS = QUALIFIED_SECRET_KEYS;

@@ -1,5 +1,5 @@
 // The `monitoring:` key table, validated by one zod schema with one error message naming every offending key.
-import { ConfigError } from "../platform/config";
+import { configProblems } from "../platform/config-testing";
 import { parseMonitoringConfig, REQUIRED_BY_COMPONENT } from "./config";
 import { fullConfig, rawNamespace } from "./testing";
 
@@ -7,15 +7,7 @@ const LABEL_DOMAIN = "ai-platform.io";
 /** `null` = no platform:labelDomain in the stack. */
 const parse = (overrides: Record<string, string | undefined> = {}, labelDomain: string | null = LABEL_DOMAIN) =>
   parseMonitoringConfig(rawNamespace(fullConfig(overrides)), labelDomain ?? undefined);
-const problems = (fn: () => unknown): string[] => {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(ConfigError);
-    return [...(e as ConfigError).problems];
-  }
-  throw new Error("expected a ConfigError");
-};
+const problems = configProblems;
 
 describe("monitoring config", () => {
   test("the full dev-like configuration parses into per-component settings", () => {

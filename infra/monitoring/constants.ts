@@ -1,5 +1,5 @@
 // Fixed facts of the monitoring stack (spec: "Logging and Metrics Stack Deployment").
-import * as path from "path";
+import { chartArchivePath } from "../platform/charts";
 
 export const NAMESPACE = "monitoring";
 
@@ -16,12 +16,11 @@ export const PINNED_CHARTS = {
 } as const;
 export type ChartComponent = keyof typeof PINNED_CHARTS;
 
-/** Repository root: chart archive paths are relative to it, wherever the program is started from. */
-export const REPO_ROOT = path.resolve(__dirname, "..", "..");
+export { REPO_ROOT } from "../platform/charts";
 
 /** Default archive of a chart component: `charts/<component>-<version>.tgz`. */
 export function defaultChartPath(component: ChartComponent, version: string): string {
-  return path.join(REPO_ROOT, "charts", `${component}-${version}.tgz`);
+  return chartArchivePath(component, version);
 }
 
 /** Service names and ports the spec fixes ("Services"). */

@@ -1,11 +1,12 @@
 // Test fixtures: a complete, valid configuration as the runtime holds it (`namespace:key` → raw string).
+import { withOverrides, namespaceKeys } from "../platform/config-testing";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 
 export const TEST_S3_PASSWORD = "s3-pass-Zq8fK2nV";
 export const TEST_VIEWER_PASSWORD = "viewer-pass-Wm4tR7yX";
 
 export function fullConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
-  const base: Record<string, string | undefined> = {
+  const base: Record<string, string> = {
     "platform:labelDomain": "ai-platform.io",
     "monitoring:components": JSON.stringify(["logstore", "viewer", "collector", "dashboards", "metrics"]),
     "monitoring:logstoreVersion": "14.1.0",
@@ -19,18 +20,13 @@ export function fullConfig(overrides: Record<string, string | undefined> = {}): 
     "monitoring:s3Password": TEST_S3_PASSWORD,
     "monitoring:viewerAdminPassword": TEST_VIEWER_PASSWORD,
     "monitoring:cloudProvider": "on-prem",
-    ...overrides,
   };
-  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+  return withOverrides(base, overrides);
 }
 
 /** The raw `monitoring:` namespace without its prefix, as `parseMonitoringConfig` takes it. */
 export function rawNamespace(config: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(config)
-      .filter(([k]) => k.startsWith("monitoring:"))
-      .map(([k, v]) => [k.slice("monitoring:".length), v]),
-  );
+  return namespaceKeys(config, "monitoring");
 }
 
 export const SECRET_KEYS = QUALIFIED_SECRET_KEYS;

@@ -1,4 +1,5 @@
 // Test fixtures: copies of the sample model folders in a scratch directory, edited per test, and a complete
+import { withOverrides } from "../platform/config-testing";
 // `serving:` configuration as the runtime holds it.
 import * as fs from "fs";
 import * as os from "os";
@@ -34,14 +35,13 @@ export const SAMPLE_REFS = ["generative/qwen3-8b", "generative/sim-chat", "embed
 
 /** Every sample referenced, with exactly the GPUs they need (1 on-prem, 1 on gpu-small). */
 export function servingConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
-  const base: Record<string, string | undefined> = {
+  const base: Record<string, string> = {
     "platform:labelDomain": "ai-platform.io",
     "serving:models": JSON.stringify(SAMPLE_REFS),
     "serving:namespace": "app-serving",
     "serving:gpuCapacity": JSON.stringify({ default: 1, "gpu-small": 1 }),
-    ...overrides,
   };
-  return Object.fromEntries(Object.entries(base).filter((e): e is [string, string] => e[1] !== undefined));
+  return withOverrides(base, overrides);
 }
 
 /** The raw `serving:` namespace without its prefix, as `parseServingConfig` takes it. */
