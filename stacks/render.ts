@@ -1,12 +1,11 @@
 // `npm run render -- --stack dev --out render`: the whole program evaluated offline (see infra/platform/render.ts).
 import * as path from "path";
 import { parseArgs } from "util";
-import { QUALIFIED_SECRET_KEYS as GATEWAY_SECRETS } from "../infra/gateway/config";
 import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/config";
 import { render } from "../infra/platform/render";
 
 /** Secrets read by the parts of the program; each part adds its own. */
-export const PROGRAM_SECRET_KEYS: readonly string[] = [...MONITORING_SECRETS, ...GATEWAY_SECRETS];
+export const PROGRAM_SECRET_KEYS: readonly string[] = [...MONITORING_SECRETS];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
