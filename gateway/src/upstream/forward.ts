@@ -144,7 +144,7 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
 
     keepAlive?.stop();
     try {
-      return await relay(call, upstream, replica, attempt, opts);
+      return await relay(call, upstream, replica, attempt);
     } finally {
       pool.release(replica);
     }
@@ -192,14 +192,13 @@ async function relay(
   upstream: Dispatcher.ResponseData,
   replica: Replica,
   attempts: number,
-  opts: ForwardOptions,
 ): Promise<UpstreamOutcome> {
   const base = { replica: replica.url, attempts };
   const status = upstream.statusCode;
   const contentType = String(upstream.headers["content-type"] ?? "");
 
   if (status >= 300) {
-    const text = await readText(upstream, call, opts);
+    const text = await readText(upstream, call);
     throw normalizeUpstreamError(status, parseErrorBody(text), call.pool.model.id);
   }
   if (call.stream && contentType.includes("text/event-stream")) {
@@ -210,7 +209,7 @@ async function relay(
     await upstream.body.dump();
     throw errors.upstreamFailed(call.pool.model.id, "the model server answered a streaming request without an event stream");
   }
-  const text = await readText(upstream, call, opts);
+  const text = await readText(upstream, call);
   let parsed: Record<string, unknown>;
   try {
     parsed = JSON.parse(text) as Record<string, unknown>;
@@ -230,7 +229,7 @@ async function relay(
   return { ...base, status, usage: asUsage(parsed.usage) };
 }
 
-async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall, _opts: ForwardOptions): Promise<string> {
+async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall): Promise<string> {
   try {
     return await upstream.body.text();
   } catch (err) {
