@@ -133,6 +133,11 @@ export function formatParam(path: readonly PropertyKey[]): string | null {
   return out || null;
 }
 
+/** One line per issue, `field: message`, for configuration files whose every problem should be named. */
+export function issueLines(issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.map((i) => `${formatParam(i.path) ?? "(root)"}: ${i.message}`);
+}
+
 /** Validates a parsed JSON body; the first issue becomes a 400 envelope naming the field. */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): { ok: true; value: T } | { ok: false; error: ApiError } {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {

@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { parse as parseYaml } from "yaml";
+import { issueLines } from "../api/schemas";
 import { ApiKeysFileSchema, type ApiKeyEntry, type ApiKeyStore } from "./api-keys";
 import type { Logger } from "../observability/logger";
 
@@ -13,7 +14,7 @@ export function parseKeysFile(text: string, path: string): ApiKeyEntry[] {
   }
   const parsed = ApiKeysFileSchema.safeParse(doc);
   if (!parsed.success) {
-    throw new Error(`Invalid keys file ${path}:\n  ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("\n  ")}`);
+    throw new Error(`Invalid keys file ${path}:\n  ${issueLines(parsed.error.issues).join("\n  ")}`);
   }
   const names = new Set<string>();
   for (const k of parsed.data.keys) {

@@ -1,14 +1,13 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { CatalogSchema, type Catalog, type CatalogInput } from "./catalog";
-import { formatParam } from "../api/schemas";
+import { issueLines } from "../api/schemas";
 
 /** Validates a catalog object; the error names every offending field. */
 export function parseCatalog(input: unknown, source = "catalog"): Catalog {
   const result = CatalogSchema.safeParse(input);
   if (result.success) return result.data;
-  const lines = result.error.issues.map((i) => `${formatParam(i.path) ?? "(root)"}: ${i.message}`);
-  throw new Error(`Invalid model catalog (${source}):\n  ${lines.join("\n  ")}`);
+  throw new Error(`Invalid model catalog (${source}):\n  ${issueLines(result.error.issues).join("\n  ")}`);
 }
 
 /** Reads a catalog file; YAML is a superset of JSON, so one parser serves both. */
