@@ -25,15 +25,43 @@ export interface ResourceRecord {
   readonly retainOnDelete: boolean;
   /** How many engine-side transforms were registered on the resource. */
   readonly transforms: number;
+  /** Name of the provider resource that manages it (`cluster` for `pulumi:providers:kubernetes::cluster`). */
+  readonly provider?: string;
+  /** Custom create/update/delete timeouts (as the engine received them, e.g. `45m`). */
+  readonly customTimeouts?: { readonly create?: string; readonly update?: string; readonly delete?: string };
+  readonly ignoreChanges: string[];
+  readonly deleteBeforeReplace?: boolean;
+  /** True for a read of an existing object (`Resource.get`), which the program does not manage. */
+  readonly read: boolean;
 }
+
+/** Resource options as the engine received them, for the render and the lifecycle tests. */
+type RecordedOptions = Omit<ResourceRecord, "type" | "name" | "inputs" | "custom">;
 
 interface RegisterRequest {
   getType(): string;
   getName(): string;
+  getCustom(): boolean;
+  getRemote(): boolean;
+  getProvider(): string;
   getDependenciesList(): string[];
   getRetainondelete(): boolean | undefined;
   getTransformsList(): unknown[];
+  getIgnorechangesList(): string[];
+  getDeletebeforereplace(): boolean;
+  getDeletebeforereplacedefined(): boolean;
+  getCustomtimeouts(): { getCreate(): string; getUpdate(): string; getDelete(): string } | undefined;
 }
+
+interface ReadRequest {
+  getType(): string;
+  getName(): string;
+  getId(): string;
+  getProvider(): string;
+  getDependenciesList(): string[];
+}
+
+type Callback = (err: Error | null, response?: unknown) => void;
 
 export interface MockRunOptions {
   /** `namespace:key` to raw string value, as in PULUMI_CONFIG. */
@@ -44,6 +72,10 @@ export interface MockRunOptions {
   readonly stack?: string;
   /** Run as a preview (unknowns stay unknown). Default false, so applies resolve. */
   readonly preview?: boolean;
+  /** Objects the simulated cluster does not have: a read (`Resource.get`) of one of these ids fails as the provider's does. */
+  readonly absentObjects?: readonly string[];
+  /** Outputs of other stacks, by stack name, for `StackReference`s. */
+  readonly stackOutputs?: Readonly<Record<string, Record<string, unknown>>>;
 }
 
 export interface MockRunResult<T> {
@@ -91,13 +123,22 @@ export function revealSecrets(v: unknown): unknown {
  * provider replaces the resource then).
  */
 export function computedOutputs(type: string, name: string, inputs: Record<string, unknown>): Record<string, unknown> {
-  if (type !== "random:index/randomBytes:RandomBytes") return {};
-  const length = Number(inputs.length ?? 32);
-  const seed = `${type}::${name}::${JSON.stringify(inputs.keepers ?? {})}`;
-  let bytes = Buffer.alloc(0);
-  for (let i = 0; bytes.length < length; i++) bytes = Buffer.concat([bytes, createHash("sha256").update(`${seed}::${i}`).digest()]);
-  bytes = bytes.subarray(0, length);
-  return { base64: bytes.toString("base64"), hex: bytes.toString("hex") };
+  const seeded = (length: number) => {
+    const seed = `${type}::${name}::${JSON.stringify(inputs.keepers ?? {})}`;
+    let bytes = Buffer.alloc(0);
+    for (let i = 0; bytes.length < length; i++) bytes = Buffer.concat([bytes, createHash("sha256").update(`${seed}::${i}`).digest()]);
+    return bytes.subarray(0, length);
+  };
+  if (type === "random:index/randomBytes:RandomBytes") {
+    const bytes = seeded(Number(inputs.length ?? 32));
+    return { base64: bytes.toString("base64"), hex: bytes.toString("hex") };
+  }
+  if (type === "random:index/randomPassword:RandomPassword") {
+    // Alphanumeric, as `special: false` asks (the provider marks `result` secret; the program wraps it too).
+    const length = Number(inputs.length ?? 16);
+    return { result: seeded(length * 2).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, length).padEnd(length, "x") };
+  }
+  return {};
 }
 
 /**
@@ -107,8 +148,11 @@ export function computedOutputs(type: string, name: string, inputs: Record<strin
  */
 export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockRunOptions): Promise<MockRunResult<T>> {
   const resources: ResourceRecord[] = [];
-  // The mock hook does not see `dependsOn`; the register request does. Keyed by type+name (unique per program).
-  const requests = new Map<string, { dependsOn: string[]; retainOnDelete: boolean; transforms: number }>();
+  // The mock hook does not see the options; the register request does. Keyed by type+name (unique per program).
+  const requests = new Map<string, RecordedOptions>();
+  // What the engine would refuse (e.g. a default provider that the stack disabled), reported after the run.
+  const failures: string[] = [];
+  const disabledDefaults = disabledDefaultProviders(opts.config);
   pulumi.runtime.setAllConfig({ ...opts.config }, [...(opts.secretKeys ?? [])]);
   await pulumi.runtime.setMocks(
     {
@@ -118,8 +162,14 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
           name: args.name,
           inputs: args.inputs,
           custom: args.custom ?? true,
-          ...(requests.get(`${args.type}::${args.name}`) ?? { dependsOn: [], retainOnDelete: false, transforms: 0 }),
+          ...(requests.get(`${args.type}::${args.name}`) ?? { dependsOn: [], retainOnDelete: false, transforms: 0, ignoreChanges: [], read: false }),
         });
+        if (args.type === "pulumi:pulumi:StackReference") {
+          const stack = String(args.inputs.name);
+          const outputs = opts.stackOutputs?.[stack];
+          if (!outputs) throw new Error(`unknown stack ${stack}`);
+          return { id: stack, state: { name: stack, outputs, secretOutputNames: [] } };
+        }
         const state: Record<string, unknown> = { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs) };
         if (args.type.startsWith("kubernetes:") && args.custom !== false) {
           const metadata = (args.inputs.metadata ?? {}) as Record<string, unknown>;
@@ -139,20 +189,87 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
   // programs using them run here too (the mock engine records them but never calls them).
   (runtimeState as unknown as { getStore(): { supportsTransforms: boolean } }).getStore().supportsTransforms = true;
   const monitor = pulumi.runtime.getMonitor() as unknown as {
-    registerResource(req: RegisterRequest, cb: unknown): unknown;
+    registerResource(req: RegisterRequest, cb: Callback): unknown;
+    readResource(req: ReadRequest, cb: Callback): unknown;
   };
-  const original = monitor.registerResource.bind(monitor);
+  const register = monitor.registerResource.bind(monitor);
   monitor.registerResource = (req, cb) => {
-    // URNs end in `::<name>`; keep the names.
-    requests.set(`${req.getType()}::${req.getName()}`, {
-      dependsOn: req.getDependenciesList().map((urn) => urn.slice(urn.lastIndexOf("::") + 2)),
+    const type = req.getType();
+    const provider = providerName(req.getProvider());
+    const t = req.getCustomtimeouts();
+    requests.set(`${type}::${req.getName()}`, {
+      dependsOn: req.getDependenciesList().map(urnName),
       retainOnDelete: req.getRetainondelete() ?? false,
       transforms: req.getTransformsList().length,
+      provider,
+      customTimeouts: t ? dropEmpty({ create: t.getCreate(), update: t.getUpdate(), delete: t.getDelete() }) : undefined,
+      ignoreChanges: req.getIgnorechangesList(),
+      deleteBeforeReplace: req.getDeletebeforereplacedefined() ? req.getDeletebeforereplace() : undefined,
+      read: false,
     });
-    return original(req, cb);
+    const pkg = type.split(":")[0] ?? "";
+    if ((req.getCustom() || req.getRemote()) && !type.startsWith("pulumi:") && provider === undefined && disabledDefaults.has(pkg)) {
+      // The engine's own refusal when `pulumi:disable-default-providers` lists the package. Recorded, and the run
+      // fails at its end: failing the RPC here would surface as an unhandled rejection inside the SDK instead.
+      failures.push(`Default provider for '${pkg}' disabled. '${type}::${req.getName()}' must use an explicit provider.`);
+    }
+    return register(req, cb);
   };
-  const outputs = await program();
-  // Drain the RPC queue: registrations made inside applies land before we read `resources`.
-  await pulumi.runtime.disconnect();
+  const read = monitor.readResource.bind(monitor);
+  monitor.readResource = (req, cb) => {
+    requests.set(`${req.getType()}::${req.getName()}`, {
+      dependsOn: req.getDependenciesList().map(urnName),
+      retainOnDelete: false,
+      transforms: 0,
+      provider: providerName(req.getProvider()),
+      ignoreChanges: [],
+      read: true,
+    });
+    if (opts.absentObjects?.includes(req.getId())) {
+      // What pulumi-kubernetes answers for a read of an object the cluster does not have (see the note above).
+      failures.push(`${req.getType()} (${req.getName()}): Preview failed: resource '${req.getId()}' does not exist`);
+    }
+    return read(req, cb);
+  };
+  let outputs: T;
+  try {
+    outputs = await program();
+  } finally {
+    // Drain the RPC queue: registrations made inside applies land before we read `resources`.
+    await pulumi.runtime.disconnect();
+  }
+  if (failures.length > 0) throw new MockEngineError(failures);
   return { resources, outputs };
+}
+
+/** What the (mock) engine refused; the message is what `pulumi preview` would print. */
+export class MockEngineError extends Error {
+  constructor(readonly failures: readonly string[]) {
+    super(failures.join("\n"));
+    this.name = "MockEngineError";
+  }
+}
+
+/** Packages listed in the stack setting `pulumi:disable-default-providers` (JSON list; `*` = all). */
+function disabledDefaultProviders(config: Record<string, string>): { has(pkg: string): boolean } {
+  const raw = config["pulumi:disable-default-providers"];
+  const list = raw ? (JSON.parse(raw) as string[]) : [];
+  return { has: (pkg) => list.includes(pkg) || list.includes("*") };
+}
+
+/** `urn:pulumi:stack::project::type::name` → name. */
+function urnName(urn: string): string {
+  return urn.slice(urn.lastIndexOf("::") + 2);
+}
+
+/** A provider reference is `<urn>::<id>`; an empty reference means the default provider. */
+function providerName(ref: string): string | undefined {
+  if (!ref) return undefined;
+  const urn = ref.slice(0, ref.lastIndexOf("::"));
+  return urnName(urn);
+}
+
+function dropEmpty<T extends Record<string, string>>(o: T): Partial<T> | undefined {
+  const kept = Object.fromEntries(Object.entries(o).filter(([, v]) => v !== "")) as Partial<T>;
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }

@@ -1,6 +1,7 @@
 // Offline render: evaluates a Pulumi program on the engine's mocks and writes what it declares.
-//   <out>/resources.json   every resource as { type, name, inputs } (Helm charts with their full values),
-//                          secrets replaced by "[secret]"
+//   <out>/resources.json   every resource as { type, name, inputs, options } (Helm charts with their full values;
+//                          options: the provider and the lifecycle options the engine received), secrets replaced
+//                          by "[secret]"
 //   <out>/manifests/       every Kubernetes object declared directly, one YAML file each
 import * as fs from "fs";
 import * as path from "path";
@@ -21,14 +22,42 @@ export interface RenderOptions {
   readonly program: () => Promise<unknown>;
 }
 
+/** The options a reviewer audits lifecycle by; absent ones are left out. */
+export interface RenderedOptions {
+  readonly provider?: string;
+  readonly dependsOn?: string[];
+  readonly retainOnDelete?: true;
+  readonly deleteBeforeReplace?: boolean;
+  readonly customTimeouts?: ResourceRecord["customTimeouts"];
+  readonly ignoreChanges?: string[];
+  /** Engine-side transforms (on a Chart or ConfigFile: retainOnDelete for every rendered object). */
+  readonly transforms?: number;
+  /** Read from the cluster (`Resource.get`), not managed. */
+  readonly read?: true;
+}
+
 export interface RenderedResource {
   readonly type: string;
   readonly name: string;
   readonly inputs: unknown;
+  readonly options: RenderedOptions;
+}
+
+export function renderedOptions(r: ResourceRecord): RenderedOptions {
+  return {
+    ...(r.provider ? { provider: r.provider } : {}),
+    ...(r.dependsOn.length > 0 ? { dependsOn: [...r.dependsOn] } : {}),
+    ...(r.retainOnDelete ? { retainOnDelete: true as const } : {}),
+    ...(r.deleteBeforeReplace !== undefined ? { deleteBeforeReplace: r.deleteBeforeReplace } : {}),
+    ...(r.customTimeouts ? { customTimeouts: r.customTimeouts } : {}),
+    ...(r.ignoreChanges.length > 0 ? { ignoreChanges: [...r.ignoreChanges] } : {}),
+    ...(r.transforms > 0 ? { transforms: r.transforms } : {}),
+    ...(r.read ? { read: true as const } : {}),
+  };
 }
 
 export function toRendered(r: ResourceRecord): RenderedResource {
-  return { type: r.type, name: r.name, inputs: redactSecrets(r.inputs) };
+  return { type: r.type, name: r.name, inputs: redactSecrets(r.inputs), options: renderedOptions(r) };
 }
 
 export function manifestFileName(obj: Record<string, unknown>): string {
