@@ -1,6 +1,14 @@
 // Test helpers for the parts' configuration schemas (each part's testing.ts builds on these).
 import { ConfigError } from "./config";
 
+/**
+ * The `cluster:` keys every stack needs, and the engine setting that disables the default Kubernetes provider
+ * (the mock engine enforces it as the real one does).
+ */
+export function clusterConfig(): Record<string, string> {
+  return { "cluster:context": "kind-ai-platform", "pulumi:disable-default-providers": JSON.stringify(["kubernetes"]) };
+}
+
 /** A stack config with overrides applied; an override of `undefined` removes the key. */
 export function withOverrides(base: Record<string, string>, overrides: Record<string, string | undefined>): Record<string, string> {
   const merged: Record<string, string | undefined> = { ...base, ...overrides };

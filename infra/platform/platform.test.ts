@@ -5,7 +5,7 @@ import { ConfigError, decodeStructured, issuesToLines } from "./config";
 import { isKubernetesObject, modelFor, toManifest, validateKubernetesObject } from "./k8s-validate";
 import { checkLabelDomain, platformLabelKeys, standardLabels } from "./labels";
 import { redactSecrets, revealSecrets, runWithMocks } from "./mocks";
-import { retainChartOptions, retainOnDeleteTransform } from "./retain";
+import { retainRenderedOptions, retainOnDeleteTransform } from "./retain";
 import { parseStackYaml, resolveStackConfig } from "./stack-config";
 
 describe("platform label domain", () => {
@@ -127,7 +127,7 @@ describe("retain on delete", () => {
     expect(result).toEqual({ props: { spec: { replicas: 1 } }, opts: { ignoreChanges: ["spec.replicas"], retainOnDelete: true } });
   });
   test("chart options keep the caller's options and add the transform", () => {
-    const opts = retainChartOptions({ protect: true });
+    const opts = retainRenderedOptions({ protect: true });
     expect(opts.protect).toBe(true);
     expect(opts.retainOnDelete).toBe(true);
     expect(opts.transforms).toEqual([retainOnDeleteTransform]);

@@ -1,21 +1,27 @@
-// "Omitting a component skips its deployment and does not remove existing resources" (monitoring spec), and the
-// same holds for the other stacks. In Pulumi a resource that leaves the program is deleted on the next `up`,
-// unless it is marked retainOnDelete: then it only leaves the stack's state and stays in the cluster.
+// What survives when its part leaves the program (docs/lifecycle.md has the whole table). In Pulumi a resource that
+// leaves the program is deleted on the next `up`, unless it is marked retainOnDelete: then it only leaves the
+// stack's state and stays in the cluster; the provider's upsertExistingObjects adopts it if it comes back.
 //
-// retainOnDelete is not inherited by children, and a Helm v4 Chart does not pass it on to the objects it renders
-// (pulumi-kubernetes#3065, won't fix), so charts get an engine-side transform that marks every rendered object.
+// Retained: namespaces (shared with other stacks), CRDs (deleting one deletes every object of its kind) and the
+// monitoring stack's objects (spec: omitting a component does not remove what it deployed). Not retained: what must
+// stop when it is removed (models, the gateway and its keys) and objects that are replaced under the same name (the
+// bucket Job): a retained object is not deleted on replacement either, so its replacement would collide with it.
+//
+// retainOnDelete is not inherited by children, and a Helm v4 Chart or yaml/v2 ConfigFile does not pass it on to the
+// objects it renders (pulumi-kubernetes#3065, won't fix), so those get an engine-side transform that marks every
+// rendered object.
 import * as pulumi from "@pulumi/pulumi";
 
-/** Options for every resource a stack declares directly. */
+/** Options for every retained resource a stack declares directly. */
 export const RETAIN: Readonly<pulumi.CustomResourceOptions> = { retainOnDelete: true };
 
-/** Marks a resource (here: each object a Helm v4 Chart renders) retainOnDelete. */
+/** Marks a resource (here: each object a Chart or ConfigFile renders) retainOnDelete. */
 export const retainOnDeleteTransform: pulumi.ResourceTransform = (args) => ({
   props: args.props,
   opts: pulumi.mergeOptions(args.opts, { retainOnDelete: true }),
 });
 
-/** Options for a Helm v4 Chart: the chart and everything it renders are retained on removal. */
-export function retainChartOptions(opts: pulumi.ComponentResourceOptions): pulumi.ComponentResourceOptions {
+/** Options for a Helm v4 Chart or a yaml/v2 ConfigFile: it and everything it renders are retained on removal. */
+export function retainRenderedOptions(opts: pulumi.ComponentResourceOptions): pulumi.ComponentResourceOptions {
   return pulumi.mergeOptions(opts, { retainOnDelete: true, transforms: [retainOnDeleteTransform] });
 }

@@ -1,0 +1,165 @@
+// The `cluster:` configuration namespace: which cluster a stack changes and what that cluster is like. Every stack
+// of the platform reads it (monitoring, serving and gateway may each live in a stack of their own), so it is one
+// schema here, validated in one pass like the parts' namespaces.
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { REPO_ROOT } from "./charts";
+import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "./config";
+import { dnsSubdomain } from "./labels";
+
+export const CLUSTER_NAMESPACE = "cluster";
+
+/** Keys that may hold credentials: only ever read with `getSecret`. */
+export const CLUSTER_SECRET_KEYS = ["kubeconfig"] as const;
+export const QUALIFIED_CLUSTER_SECRET_KEYS: readonly string[] = CLUSTER_SECRET_KEYS.map((k) => `${CLUSTER_NAMESPACE}:${k}`);
+
+const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts"]);
+/** Stands in for a secret value during validation: the schema checks presence only. */
+const PRESENT = "<set>";
+
+const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits and '-')");
+const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
+const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
+const port = z.number().int().min(1).max(65535);
+const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$|^[0-9a-fA-F:]+\/\d{1,3}$/, "must be a CIDR such as 169.254.20.10/32");
+
+/**
+ * Where cluster DNS answers, for the NetworkPolicies that allow DNS egress. Presets cover the common clusters:
+ * `kube-dns` (CoreDNS or kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE,
+ * AKS), `node-local-dns` (NodeLocal DNSCache on 169.254.20.10, plus kube-dns behind it), `openshift` (the
+ * openshift-dns daemonset, which listens on 5353).
+ */
+export const DNS_PRESETS = ["kube-dns", "node-local-dns", "openshift"] as const;
+const customDnsSchema = z
+  .strictObject({
+    /** Namespace and pod labels of the DNS pods (both or neither). */
+    namespace: dnsLabel.optional(),
+    podLabels: z.record(labelKey, labelValue).optional(),
+    /** Addresses of a node-local cache or of DNS servers outside the cluster. */
+    cidrs: z.array(cidr).optional(),
+    /** Ports the DNS servers listen on (after Service translation), UDP and TCP. */
+    ports: z.array(port).min(1).default([53]),
+  })
+  .refine((d) => (d.namespace === undefined) === (d.podLabels === undefined), "namespace and podLabels go together")
+  .refine((d) => d.namespace !== undefined || (d.cidrs?.length ?? 0) > 0, "name the DNS pods (namespace and podLabels) or their cidrs");
+
+/** `install`: this stack applies the CRDs (and keeps them on destroy); `assume`: the cluster has them, checked at preview. */
+export const CRD_MODES = ["install", "assume"] as const;
+export type CrdMode = (typeof CRD_MODES)[number];
+
+/** A manifest file: an https URL, or a path (relative paths from the repository root) for a mirrored copy. */
+const manifestSource = z.string().min(1).refine((s) => !/^http:\/\//.test(s), "must be an https URL or a file path (plain http is refused)");
+
+export const clusterSchema = z
+  .strictObject({
+    /** The kubeconfig context of the cluster this stack changes. Required unless `kubeconfig` is set. */
+    context: z.string().min(1).optional(),
+    /** Secret: a kubeconfig (its contents or a path). Default: $KUBECONFIG or ~/.kube/config. */
+    kubeconfig: z.literal(PRESENT).optional(),
+    /**
+     * A stable name of the cluster (the provider's clusterIdentifier). Renaming a context or refreshing the
+     * kubeconfig then updates the provider in place instead of replacing it, which would replace every object.
+     */
+    name: dnsLabel.optional(),
+    /** The cluster's DNS domain; not every cluster uses cluster.local. */
+    domain: dnsSubdomain.default("cluster.local"),
+    dns: z.union([z.enum(DNS_PRESETS), customDnsSchema], { error: `must be one of ${DNS_PRESETS.join(", ")} or { namespace, podLabels, cidrs, ports }` }).default("kube-dns"),
+    /** Who owns the CRDs the platform uses. Gateway API CRDs usually belong to the cluster's gateway controller. */
+    crds: z
+      .strictObject({ inferencePool: z.enum(CRD_MODES).default("install"), gatewayApi: z.enum(CRD_MODES).default("assume") })
+      .prefault({}),
+    /** Mirrored copies of the CRD manifests (air-gapped clusters); default: the upstream release assets. */
+    crdSources: z.strictObject({ inferencePool: manifestSource.optional(), gatewayApi: manifestSource.optional() }).prefault({}),
+    /** Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies. */
+    gatewayApiVersion: z.string().regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0").default("v1.3.0"),
+    /**
+     * Server-side apply takes over fields another field manager holds (e.g. objects left behind by an earlier
+     * stack, or edited by hand). The stack owns what it declares; set false to be told about conflicts instead.
+     */
+    forceConflicts: z.boolean().default(true),
+  })
+  .superRefine(
+    (v, ctx) => {
+      if (v.context === undefined && v.kubeconfig === undefined) {
+        ctx.addIssue({ code: "custom", path: ["context"], message: "required: the kube context of the cluster this stack changes (pulumi config set cluster:context <name>), or cluster:kubeconfig" });
+      }
+    },
+    { when: () => true },
+  );
+
+export type DnsSettings = z.infer<typeof customDnsSchema>;
+
+export interface ClusterConfig {
+  readonly context?: string;
+  readonly hasKubeconfig: boolean;
+  /** clusterIdentifier of the provider: `name`, else the context. */
+  readonly identifier?: string;
+  readonly domain: string;
+  readonly dns: DnsSettings;
+  readonly crds: Readonly<Record<"inferencePool" | "gatewayApi", CrdMode>>;
+  readonly crdSources: { readonly inferencePool?: string; readonly gatewayApi?: string };
+  readonly gatewayApiVersion: string;
+  readonly forceConflicts: boolean;
+}
+
+/** The DNS peers of a preset, in the custom form. */
+export function dnsPreset(preset: (typeof DNS_PRESETS)[number]): DnsSettings {
+  const kubeDns = { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] };
+  switch (preset) {
+    case "kube-dns":
+      return kubeDns;
+    case "node-local-dns":
+      // The cache answers on a link-local address on every node and forwards misses to kube-dns.
+      return { ...kubeDns, cidrs: ["169.254.20.10/32"] };
+    case "openshift":
+      return { namespace: "openshift-dns", podLabels: { "dns.operator.openshift.io/daemonset-dns": "default" }, ports: [5353] };
+  }
+}
+
+function resolveSource(s: string | undefined): string | undefined {
+  if (s === undefined || /^https:\/\//.test(s)) return s;
+  return path.resolve(REPO_ROOT, s);
+}
+
+/** Validates the raw `cluster:` namespace (strings as in PULUMI_CONFIG, without the prefix). */
+export function parseClusterConfig(raw: Readonly<Record<string, string>>): ClusterConfig {
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if ((CLUSTER_SECRET_KEYS as readonly string[]).includes(key)) input[key] = value === "" ? undefined : PRESENT;
+    else input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
+  }
+  const parsed = clusterSchema.safeParse(input);
+  if (!parsed.success) throw new ConfigError(CLUSTER_NAMESPACE, issuesToLines(CLUSTER_NAMESPACE, parsed.error.issues));
+  const c = parsed.data;
+  return {
+    context: c.context,
+    hasKubeconfig: c.kubeconfig !== undefined,
+    identifier: c.name ?? c.context,
+    domain: c.domain,
+    dns: typeof c.dns === "string" ? dnsPreset(c.dns) : c.dns,
+    crds: c.crds,
+    crdSources: { inferencePool: resolveSource(c.crdSources.inferencePool), gatewayApi: resolveSource(c.crdSources.gatewayApi) },
+    gatewayApiVersion: c.gatewayApiVersion,
+    forceConflicts: c.forceConflicts,
+  };
+}
+
+/** Reads and validates the stack's `cluster:` namespace. */
+export function loadClusterConfig(): ClusterConfig {
+  return parseClusterConfig(readNamespace(CLUSTER_NAMESPACE));
+}
+
+/** The kubeconfig as a secret Output, when the stack sets one. */
+export function loadClusterSecrets(): { readonly kubeconfig?: pulumi.Output<string> } {
+  return { kubeconfig: new pulumi.Config(CLUSTER_NAMESPACE).getSecret("kubeconfig") };
+}
+
+/** `http://<service>.<namespace>.svc.<domain>:<port>`: an in-cluster address under the cluster's own domain. */
+export function serviceUrl(service: string, namespace: string, port: number, domain: string): string {
+  return `http://${serviceHost(service, namespace, domain)}:${port}`;
+}
+
+export function serviceHost(service: string, namespace: string, domain: string): string {
+  return `${service}.${namespace}.svc.${domain}`;
+}

@@ -1,0 +1,61 @@
+// The CustomResourceDefinitions the platform's objects need, as part of the program: the InferencePool CRDs (from
+// the Gateway API Inference Extension release that matches the pinned inferencepool chart) and, when HTTPRoutes
+// are declared, the Gateway API CRDs. Per set, `cluster:crds` says who owns them:
+//   install  the stack applies the release manifest and keeps the CRDs on destroy (deleting a CRD deletes every
+//            object of its kind, in every namespace);
+//   assume   the cluster already has them (e.g. its gateway controller installed them): each CRD is read at
+//            preview, and a missing one fails it, naming the CRD and the key.
+// Either way, what uses a CRD depends on the resources returned here, so nothing is created before its kind exists.
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { CrdMode } from "./cluster-config";
+import { retainRenderedOptions } from "./retain";
+
+export const CRD_SETS = ["inferencePool", "gatewayApi"] as const;
+export type CrdSet = (typeof CRD_SETS)[number];
+
+/** The CRD each set must provide for what the platform declares. */
+export const REQUIRED_CRDS: Readonly<Record<CrdSet, readonly string[]>> = {
+  inferencePool: ["inferencepools.inference.networking.k8s.io"],
+  gatewayApi: ["httproutes.gateway.networking.k8s.io"],
+};
+
+/** The release manifest of a set (CRDs only: GAIE builds it with `kustomize build config/crd`). */
+export function defaultCrdSource(set: CrdSet, version: string): string {
+  return set === "inferencePool"
+    ? `https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/${version}/manifests.yaml`
+    : `https://github.com/kubernetes-sigs/gateway-api/releases/download/${version}/standard-install.yaml`;
+}
+
+export interface CrdSetRequest {
+  readonly mode: CrdMode;
+  /** Manifest URL or file (install mode). */
+  readonly source: string;
+  /** CRD names that must exist (assume mode reads each). */
+  readonly names: readonly string[];
+}
+
+export type ClusterCrdsArgs = Partial<Record<CrdSet, CrdSetRequest>>;
+
+/** The logical name of an assumed CRD's read: it is what a failing preview prints, so it names the key too. */
+export function assumedCrdName(set: CrdSet, crd: string): string {
+  return `cluster:crds.${set}:${crd}`;
+}
+
+export class ClusterCrds extends pulumi.ComponentResource {
+  /** What a user of each set waits for. */
+  readonly ready: Partial<Record<CrdSet, pulumi.Resource[]>> = {};
+
+  constructor(name: string, args: ClusterCrdsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("ai-platform:platform:ClusterCrds", name, {}, opts);
+    for (const set of CRD_SETS) {
+      const req = args[set];
+      if (!req) continue;
+      this.ready[set] =
+        req.mode === "install"
+          ? [new k8s.yaml.v2.ConfigFile(`${set}-crds`, { file: req.source }, retainRenderedOptions({ parent: this }))]
+          : req.names.map((crd) => k8s.apiextensions.v1.CustomResourceDefinition.get(assumedCrdName(set, crd), crd, { parent: this }));
+    }
+    this.registerOutputs({});
+  }
+}
