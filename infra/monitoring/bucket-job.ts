@@ -2,6 +2,7 @@
 // scripts/create-bucket.sh so that the test suite can run it for real against an S3-compatible server.
 import * as fs from "fs";
 import * as path from "path";
+import type * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../platform/labels";
 import { BUCKET_JOB_ATTEMPTS, BUCKET_JOB_NAME } from "./constants";
 import { S3_ENV } from "./logstore-values";
@@ -20,6 +21,8 @@ export interface BucketJobArgs {
   readonly credentialsSecretName: string;
   readonly scriptConfigMapName: string;
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** Pod template annotations (the credentials digest: a rotation replaces the Job, which then runs again). */
+  readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 /** Job spec (without metadata/apiVersion, which the Pulumi resource adds). */
@@ -29,7 +32,7 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
     // ("backoff limit exceeded"), so the total number of attempts is exactly the spec's 5.
     backoffLimit: 0,
     template: {
-      metadata: { labels: standardLabels(BUCKET_JOB_NAME, "logstore") },
+      metadata: { labels: standardLabels(BUCKET_JOB_NAME, "logstore"), ...(args.podAnnotations ? { annotations: { ...args.podAnnotations } } : {}) },
       spec: {
         restartPolicy: "Never",
         nodeSelector: { ...args.nodeSelector },

@@ -2,7 +2,7 @@
 import { buildCollectorConfig, EMPTY_LINE_REGEX, PROBE_LINE_REGEX, podLabelMeta, streamLabels } from "./collector-config";
 
 const DOMAIN = "ai-platform.io";
-const config = buildCollectorConfig(DOMAIN);
+const config = buildCollectorConfig(DOMAIN, "cluster.local");
 
 /** The `rule { … }` blocks of discovery.relabel, as attribute maps. */
 function rules(): Record<string, string>[] {
@@ -93,7 +93,7 @@ describe("collector pipeline", () => {
   });
 
   test("the label domain is configurable, not hard-coded", () => {
-    const other = buildCollectorConfig("example.org");
+    const other = buildCollectorConfig("example.org", "cluster.local");
     expect(other).toContain("__meta_kubernetes_pod_label_example_org_platform");
     expect(other).not.toContain("ai_platform_io");
   });

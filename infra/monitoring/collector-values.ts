@@ -3,13 +3,13 @@ import { buildCollectorConfig } from "./collector-config";
 
 export const COLLECTOR_NAME = "collector";
 
-export function buildCollectorValues(labelDomain: string): Record<string, unknown> {
+export function buildCollectorValues(labelDomain: string, clusterDomain: string): Record<string, unknown> {
   return {
     fullnameOverride: COLLECTOR_NAME,
     // One pod per node. No nodeSelector on purpose: a collector that skips nodes loses their logs.
     controller: { type: "daemonset" },
     alloy: {
-      configMap: { create: true, content: buildCollectorConfig(labelDomain) },
+      configMap: { create: true, content: buildCollectorConfig(labelDomain, clusterDomain) },
       // Logs come through the Kubernetes API: no host path mounts.
       mounts: { varlog: false, dockercontainers: false },
       enableReporting: false,

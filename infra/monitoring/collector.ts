@@ -1,7 +1,7 @@
 // The collector component: the Alloy chart as a DaemonSet.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { retainChartOptions } from "../platform/retain";
+import { retainRenderedOptions } from "../platform/retain";
 import { buildCollectorValues, COLLECTOR_NAME } from "./collector-values";
 
 export interface CollectorArgs {
@@ -10,6 +10,8 @@ export interface CollectorArgs {
   readonly version: string;
   /** `platform:labelDomain`, shared with the model-serving stack. */
   readonly labelDomain: string;
+  /** The cluster's DNS domain (`cluster:domain`). */
+  readonly clusterDomain: string;
 }
 
 export class Collector extends pulumi.ComponentResource {
@@ -19,8 +21,8 @@ export class Collector extends pulumi.ComponentResource {
     super("ai-platform:monitoring:Collector", name, {}, opts);
     this.chart = new k8s.helm.v4.Chart(
       COLLECTOR_NAME,
-      { name: COLLECTOR_NAME, chart: args.chartPath, namespace: args.namespace, values: buildCollectorValues(args.labelDomain) },
-      retainChartOptions({ parent: this }),
+      { name: COLLECTOR_NAME, chart: args.chartPath, namespace: args.namespace, values: buildCollectorValues(args.labelDomain, args.clusterDomain) },
+      retainRenderedOptions({ parent: this }),
     );
     this.registerOutputs({ daemonSet: COLLECTOR_NAME });
   }

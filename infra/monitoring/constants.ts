@@ -1,5 +1,6 @@
 // Fixed facts of the monitoring stack (spec: "Logging and Metrics Stack Deployment").
 import { chartArchivePath } from "../platform/charts";
+import { serviceUrl } from "../platform/cluster-config";
 
 export const NAMESPACE = "monitoring";
 
@@ -30,13 +31,15 @@ export const SERVICES = {
   metrics: { name: "metrics-server", port: 80 },
 } as const;
 
-export function serviceUrl(svc: { name: string; port: number }): string {
-  return `http://${svc.name}.${NAMESPACE}.svc.cluster.local:${svc.port}`;
+/** `{logstore_url}` of the spec, under the cluster's DNS domain (`cluster:domain`). */
+export function logstoreUrl(domain: string): string {
+  return serviceUrl(SERVICES.logstore.name, NAMESPACE, SERVICES.logstore.port, domain);
 }
 
-/** `{logstore_url}` and `{metrics_url}` of the spec. */
-export const LOGSTORE_URL = serviceUrl(SERVICES.logstore);
-export const METRICS_URL = serviceUrl(SERVICES.metrics);
+/** `{metrics_url}` of the spec. */
+export function metricsUrl(domain: string): string {
+  return serviceUrl(SERVICES.metrics.name, NAMESPACE, SERVICES.metrics.port, domain);
+}
 
 /**
  * The spec's log store endpoints are written with the neutral product name in the path (`/logstore/api/v1/…`);

@@ -1,5 +1,6 @@
 // Helm values of the log store (Grafana Loki, community chart, monolithic mode on S3). Pure function: tested
 // directly, and the same object is what the Chart resource receives.
+import type * as pulumi from "@pulumi/pulumi";
 import { LOGSTORE_DATA_DIR, SERVICES } from "./constants";
 
 export interface LogstoreValuesArgs {
@@ -10,6 +11,8 @@ export interface LogstoreValuesArgs {
   readonly credentialsSecretName: string;
   readonly storageClass?: string;
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** Annotations of the log store pod (the credentials digest, so a rotation restarts it). */
+  readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 /** Log store settings of the spec's table, under their real Loki config keys. */
@@ -91,6 +94,7 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
         storageClass: args.storageClass ?? null,
       },
       nodeSelector: { ...args.nodeSelector },
+      ...(args.podAnnotations ? { podAnnotations: { ...args.podAnnotations } } : {}),
     },
     // Monolithic: every other target off.
     backend: { replicas: 0 },

@@ -1,9 +1,14 @@
 // The log store component: S3 credentials Secret, bucket Job, NetworkPolicy and the Loki chart, which waits for
 // the Job to complete (Pulumi's Kubernetes provider awaits Job completion before dependents are created).
+// The Job is not retained: it is replaced (deleted, then created under the same name) when it failed on an earlier
+// `up` (pulumi.com/replaceUnready) or when its inputs or the credentials change (a digest on its pod template), so
+// fixing the credentials and running `pulumi up` again runs it again. The same digest rolls the log store's pod.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { RETAIN, retainChartOptions } from "../platform/retain";
+import { RETAIN, retainRenderedOptions } from "../platform/retain";
 import { standardLabels } from "../platform/labels";
+import { digestAnnotation, secretDigest } from "../platform/secret-digest";
+import { serviceUrl } from "../platform/cluster-config";
 import { bucketScript, BUCKET_SCRIPT_KEY, buildBucketJobSpec } from "./bucket-job";
 import { BUCKET_JOB_NAME, SERVICES } from "./constants";
 import { buildLogstoreValues, S3_ENV } from "./logstore-values";
@@ -20,7 +25,13 @@ export interface LogstoreArgs {
   readonly s3Password: pulumi.Input<string>;
   readonly s3ClientImage: string;
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The cluster's DNS domain (`cluster:domain`), for the `url` output. */
+  readonly clusterDomain: string;
 }
+
+/** pulumi-kubernetes: replace a Job that failed to become ready on an earlier update instead of waiting on it again. */
+export const REPLACE_UNREADY_ANNOTATION = { "pulumi.com/replaceUnready": "true" } as const;
+export const CREDENTIALS_DIGEST = digestAnnotation("s3-credentials");
 
 export const LOGSTORE_CREDENTIALS_SECRET = "logstore-s3-credentials";
 export const BUCKET_SCRIPT_CONFIGMAP = "logstore-create-bucket-script";
@@ -35,6 +46,8 @@ export class Logstore extends pulumi.ComponentResource {
   readonly chart: k8s.helm.v4.Chart;
   /** `{logstore_url}`: in-cluster address of the `logstore` Service. */
   readonly url: pulumi.Output<string>;
+  /** Digest of the S3 credentials on the Job's and the log store's pod templates. */
+  readonly credentialsDigest: pulumi.Output<string>;
 
   constructor(name: string, args: LogstoreArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ai-platform:monitoring:Logstore", name, {}, opts);
@@ -62,10 +75,11 @@ export class Logstore extends pulumi.ComponentResource {
       { parent: this, ...RETAIN },
     );
 
+    this.credentialsDigest = secretDigest("s3-credentials", args.s3User, args.s3Password);
     this.bucketJob = new k8s.batch.v1.Job(
       BUCKET_JOB_NAME,
       {
-        metadata: { name: BUCKET_JOB_NAME, namespace: args.namespace, labels: standardLabels(BUCKET_JOB_NAME, "logstore") },
+        metadata: { name: BUCKET_JOB_NAME, namespace: args.namespace, labels: standardLabels(BUCKET_JOB_NAME, "logstore"), annotations: { ...REPLACE_UNREADY_ANNOTATION } },
         spec: buildBucketJobSpec({
           image: args.s3ClientImage,
           s3Endpoint: args.s3Endpoint,
@@ -73,9 +87,11 @@ export class Logstore extends pulumi.ComponentResource {
           credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
           scriptConfigMapName: BUCKET_SCRIPT_CONFIGMAP,
           nodeSelector: args.nodeSelector,
+          podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest },
         }),
       },
-      { parent: this, ...RETAIN, dependsOn: [this.credentials, script] },
+      // Same name on replacement, so the old Job goes first.
+      { parent: this, deleteBeforeReplace: true, dependsOn: [this.credentials, script] },
     );
 
     // The log store has no authentication: only pods of this namespace may reach its HTTP port.
@@ -104,13 +120,14 @@ export class Logstore extends pulumi.ComponentResource {
           credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
           storageClass: args.storageClass,
           nodeSelector: args.nodeSelector,
+          podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest },
         }),
       },
       // Spec "States and transitions": the log store release is deployed only after the bucket Job completed.
-      retainChartOptions({ parent: this, dependsOn: [this.bucketJob, this.credentials] }),
+      retainRenderedOptions({ parent: this, dependsOn: [this.bucketJob, this.credentials] }),
     );
 
-    this.url = pulumi.interpolate`http://${SERVICES.logstore.name}.${args.namespace}.svc.cluster.local:${SERVICES.logstore.port}`;
-    this.registerOutputs({ url: this.url, bucketJob: this.bucketJob.metadata.name });
+    this.url = pulumi.output(args.namespace).apply((ns) => serviceUrl(SERVICES.logstore.name, ns, SERVICES.logstore.port, args.clusterDomain));
+    this.registerOutputs({ url: this.url, bucketJob: this.bucketJob.metadata.name, credentialsDigest: this.credentialsDigest });
   }
 }

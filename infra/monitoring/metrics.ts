@@ -1,7 +1,7 @@
 // The metrics component: the Prometheus chart with kube-state-metrics and node-exporter.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { retainChartOptions } from "../platform/retain";
+import { retainRenderedOptions } from "../platform/retain";
 import { SERVICES } from "./constants";
 import { buildMetricsValues } from "./metrics-values";
 
@@ -28,7 +28,7 @@ export class Metrics extends pulumi.ComponentResource {
         namespace: args.namespace,
         values: buildMetricsValues({ storageClass: args.storageClass, nodeSelector: args.nodeSelector }),
       },
-      retainChartOptions({ parent: this }),
+      retainRenderedOptions({ parent: this }),
     );
     this.registerOutputs({ service: SERVICES.metrics.name });
   }

@@ -1,5 +1,5 @@
 // Test fixtures: a complete, valid configuration as the runtime holds it (`namespace:key` → raw string).
-import { withOverrides, namespaceKeys } from "../platform/config-testing";
+import { clusterConfig, withOverrides, namespaceKeys } from "../platform/config-testing";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 
 export const TEST_S3_PASSWORD = "s3-pass-Zq8fK2nV";
@@ -7,6 +7,7 @@ export const TEST_VIEWER_PASSWORD = "viewer-pass-Wm4tR7yX";
 
 export function fullConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
   const base: Record<string, string> = {
+    ...clusterConfig(),
     "platform:labelDomain": "ai-platform.io",
     "monitoring:components": JSON.stringify(["logstore", "viewer", "collector", "dashboards", "metrics"]),
     "monitoring:logstoreVersion": "14.1.0",

@@ -1,6 +1,6 @@
 // Helm values builders, checked against the spec's tables row by row.
 import { buildCollectorValues } from "./collector-values";
-import { LOGSTORE_API_PATHS, LOGSTORE_URL, METRICS_URL, realLogstorePath } from "./constants";
+import { LOGSTORE_API_PATHS, logstoreUrl, metricsUrl, realLogstorePath } from "./constants";
 import { buildLogstoreValues, s3EndpointParts } from "./logstore-values";
 import { buildMetricsValues, DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "./metrics-values";
 import { buildViewerValues } from "./viewer-values";
@@ -90,14 +90,18 @@ describe("spec endpoints map onto Loki's API", () => {
 });
 
 describe("viewer values (Grafana)", () => {
-  const base = { adminSecretName: "viewer-admin", metricsEnabled: true, nodeSelector: {} };
+  const base = { adminSecretName: "viewer-admin", metricsEnabled: true, nodeSelector: {}, clusterDomain: "cluster.local" };
   test("log store is the default datasource with a fixed uid; metrics second when enabled", () => {
     const ds = (buildViewerValues(base) as Obj).datasources["datasources.yaml"].datasources;
-    expect(ds[0]).toMatchObject({ type: "loki", uid: "logstore", url: LOGSTORE_URL, isDefault: true });
-    expect(ds[1]).toMatchObject({ type: "prometheus", uid: "metrics", url: METRICS_URL, isDefault: false });
-    expect(LOGSTORE_URL).toBe("http://logstore.monitoring.svc.cluster.local:3100");
-    expect(METRICS_URL).toBe("http://metrics-server.monitoring.svc.cluster.local:80");
+    expect(ds[0]).toMatchObject({ type: "loki", uid: "logstore", url: "http://logstore.monitoring.svc.cluster.local:3100", isDefault: true });
+    expect(ds[1]).toMatchObject({ type: "prometheus", uid: "metrics", url: "http://metrics-server.monitoring.svc.cluster.local:80", isDefault: false });
     expect((buildViewerValues({ ...base, metricsEnabled: false }) as Obj).datasources["datasources.yaml"].datasources).toHaveLength(1);
+  });
+
+  test("datasource addresses follow the cluster's DNS domain", () => {
+    const ds = (buildViewerValues({ ...base, clusterDomain: "corp.internal" }) as Obj).datasources["datasources.yaml"].datasources;
+    expect(ds.map((d: { url: string }) => d.url)).toEqual([logstoreUrl("corp.internal"), metricsUrl("corp.internal")]);
+    expect(ds[0].url).toBe("http://logstore.monitoring.svc.corp.internal:3100");
   });
 
   test("admin user admin, password from the existing Secret, no password in values", () => {
@@ -130,7 +134,7 @@ describe("viewer values (Grafana)", () => {
 });
 
 describe("collector values (Alloy)", () => {
-  const v = buildCollectorValues("ai-platform.io") as Obj;
+  const v = buildCollectorValues("ai-platform.io", "cluster.local") as Obj;
   test("DaemonSet named collector, API-based (no host mounts), chart RBAC, no usage reporting", () => {
     expect(v.controller).toEqual({ type: "daemonset" });
     expect(v.fullnameOverride).toBe("collector");

@@ -1,5 +1,6 @@
 // Helm values of the viewer (Grafana, community chart). Pure function.
-import { DASHBOARD_LABEL, DATASOURCE_UIDS, LOGSTORE_URL, METRICS_URL, SERVICES } from "./constants";
+import type * as pulumi from "@pulumi/pulumi";
+import { DASHBOARD_LABEL, DATASOURCE_UIDS, logstoreUrl, metricsUrl, SERVICES } from "./constants";
 
 export interface ViewerValuesArgs {
   /** Secret with keys `admin-user` / `admin-password` (the chart's admin.existingSecret). */
@@ -9,18 +10,22 @@ export interface ViewerValuesArgs {
   /** Embedding block: served behind a proxy that strips this prefix. */
   readonly embedding?: { readonly subPath: string };
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The cluster's DNS domain, for the datasource addresses. */
+  readonly clusterDomain: string;
+  /** Pod annotations (the admin password's digest: Grafana applies the password at start, so a rotation restarts it). */
+  readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 export const ADMIN_USER = "admin";
 export const ADMIN_USER_KEY = "admin-user";
 export const ADMIN_PASSWORD_KEY = "admin-password";
 
-export function buildDatasources(metricsEnabled: boolean): Record<string, unknown>[] {
+export function buildDatasources(metricsEnabled: boolean, clusterDomain: string): Record<string, unknown>[] {
   const list: Record<string, unknown>[] = [
-    { name: "Log store", type: "loki", uid: DATASOURCE_UIDS.logstore, url: LOGSTORE_URL, access: "proxy", isDefault: true, editable: false },
+    { name: "Log store", type: "loki", uid: DATASOURCE_UIDS.logstore, url: logstoreUrl(clusterDomain), access: "proxy", isDefault: true, editable: false },
   ];
   if (metricsEnabled) {
-    list.push({ name: "Metrics", type: "prometheus", uid: DATASOURCE_UIDS.metrics, url: METRICS_URL, access: "proxy", isDefault: false, editable: false });
+    list.push({ name: "Metrics", type: "prometheus", uid: DATASOURCE_UIDS.metrics, url: metricsUrl(clusterDomain), access: "proxy", isDefault: false, editable: false });
   }
   return list;
 }
@@ -52,7 +57,7 @@ export function buildViewerValues(args: ViewerValuesArgs): Record<string, unknow
     admin: { existingSecret: args.adminSecretName, userKey: ADMIN_USER_KEY, passwordKey: ADMIN_PASSWORD_KEY },
     // Stateless: dashboards come from ConfigMaps, datasources from provisioning.
     persistence: { enabled: false },
-    datasources: { "datasources.yaml": { apiVersion: 1, datasources: buildDatasources(args.metricsEnabled) } },
+    datasources: { "datasources.yaml": { apiVersion: 1, datasources: buildDatasources(args.metricsEnabled, args.clusterDomain) } },
     sidecar: {
       dashboards: {
         enabled: true,
@@ -66,5 +71,6 @@ export function buildViewerValues(args: ViewerValuesArgs): Record<string, unknow
     // The chart refuses to render if a secret ever lands in grafana.ini.
     assertNoLeakedSecrets: true,
     nodeSelector: { ...args.nodeSelector },
+    ...(args.podAnnotations ? { podAnnotations: { ...args.podAnnotations } } : {}),
   };
 }

@@ -1,8 +1,9 @@
 // The viewer component: admin Secret plus the Grafana chart.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { RETAIN, retainChartOptions } from "../platform/retain";
+import { RETAIN, retainRenderedOptions } from "../platform/retain";
 import { standardLabels } from "../platform/labels";
+import { digestAnnotation, secretDigest } from "../platform/secret-digest";
 import { SERVICES } from "./constants";
 import { ADMIN_PASSWORD_KEY, ADMIN_USER, ADMIN_USER_KEY, buildViewerValues } from "./viewer-values";
 
@@ -15,6 +16,8 @@ export interface ViewerArgs {
   readonly metricsEnabled: boolean;
   readonly embedding?: { readonly subPath: string };
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The cluster's DNS domain (`cluster:domain`). */
+  readonly clusterDomain: string;
 }
 
 export const VIEWER_ADMIN_SECRET = "viewer-admin";
@@ -47,9 +50,11 @@ export class Viewer extends pulumi.ComponentResource {
           metricsEnabled: args.metricsEnabled,
           embedding: args.embedding,
           nodeSelector: args.nodeSelector,
+          clusterDomain: args.clusterDomain,
+          podAnnotations: { [digestAnnotation("admin-password")]: secretDigest("viewer-admin", args.adminPassword) },
         }),
       },
-      retainChartOptions({ parent: this, dependsOn: [this.adminSecret] }),
+      retainRenderedOptions({ parent: this, dependsOn: [this.adminSecret] }),
     );
     this.registerOutputs({ service: SERVICES.viewer.name });
   }
