@@ -14,7 +14,7 @@ describe("deployments/models", () => {
   });
 
   test("the local fleet lists exactly the ids of the catalog a stack referencing every folder exports", () => {
-    const catalog = buildCatalog(planModels(folders.map((m) => m.ref), {}, folders, "deployments/models"), { namespace: "app-serving" });
+    const catalog = buildCatalog(planModels(folders.map((m) => m.ref), {}, folders, "deployments/models"), { namespace: "app-serving", clusterDomain: "cluster.local" });
     const fleet = localFleet();
     expect(fleet.map((m) => m.id)).toEqual(catalog.models.map((m) => m.id));
     expect(fleet.map((m) => [m.category, m.ownedBy, m.maxConcurrency])).toEqual(catalog.models.map((m) => [m.category, m.ownedBy, m.maxConcurrency]));

@@ -12,7 +12,7 @@ const planned = planModels(SAMPLE_REFS, {}, folders, "deployments/models");
 
 describe("catalog", () => {
   test("dns mode: each model's headless Service, id/category/owner/concurrency from the folders; parses with CatalogSchema", () => {
-    const catalog = buildCatalog(planned, { namespace: "app-serving" });
+    const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local" });
     const parsed = CatalogSchema.parse(catalog);
     expect(parsed.models.map((m) => [m.id, m.category, m.ownedBy, m.maxConcurrency])).toEqual([
       ["qwen3-8b", "generative", "ai-platform", 32],
@@ -20,11 +20,12 @@ describe("catalog", () => {
       ["bge-small-en-v1.5", "embedder", "ai-platform", 64],
     ]);
     expect(parsed.models[0]?.upstream).toEqual({ mode: "dns", host: "model-qwen3-8b.app-serving.svc.cluster.local", port: 8000, scheme: "http", refreshIntervalMs: 5000 });
-    expect(replicaServiceHost("x", "ns")).toBe("model-x.ns.svc.cluster.local");
+    expect(replicaServiceHost("x", "ns", "cluster.local")).toBe("model-x.ns.svc.cluster.local");
+    expect(replicaServiceHost("x", "ns", "corp.internal")).toBe("model-x.ns.svc.corp.internal");
   });
 
   test("pool mode: one URL per model, the HTTPRoute prefix behind the inference gateway", () => {
-    const catalog = buildCatalog(planned, { namespace: "app-serving", inferenceGatewayUrl: "http://igw.gateway-system.svc.cluster.local" });
+    const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local", inferenceGatewayUrl: "http://igw.gateway-system.svc.cluster.local" });
     expect(CatalogSchema.parse(catalog).models.map((m) => m.upstream)).toEqual([
       { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/qwen3-8b" },
       { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/sim-chat" },
@@ -33,12 +34,12 @@ describe("catalog", () => {
   });
 
   test("the YAML string is a catalog file the gateway loads", () => {
-    const catalog = buildCatalog(planned, { namespace: "app-serving" });
+    const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local" });
     expect(parseCatalog(parse(catalogYaml(catalog)), "serving").models.map((m) => m.id)).toEqual(["qwen3-8b", "sim-chat", "bge-small-en-v1.5"]);
   });
 
   test("a catalog the gateway would reject is refused at build time", () => {
     const dup = [...planned, { ...planned[0]!, def: { ...planned[0]!.def, ref: "generative/copy" } }];
-    expect(() => buildCatalog(dup, { namespace: "app-serving" })).toThrow(/does not match the gateway's CatalogSchema.*duplicate model id "qwen3-8b"/s);
+    expect(() => buildCatalog(dup, { namespace: "app-serving", clusterDomain: "cluster.local" })).toThrow(/does not match the gateway's CatalogSchema.*duplicate model id "qwen3-8b"/s);
   });
 });

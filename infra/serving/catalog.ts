@@ -2,25 +2,28 @@
 // (gateway/src/config/catalog.ts) and validated with it, so the gateway deployment can mount it as is.
 import { stringify } from "yaml";
 import { type CatalogInput, CatalogSchema } from "../../gateway/src/config/catalog";
+import { serviceHost } from "../platform/cluster-config";
 import type { PlannedModel } from "./plan";
 import { modelObjectName, poolPathPrefix } from "./values";
 
 export interface CatalogArgs {
   readonly namespace: string;
+  /** The cluster's DNS domain (`cluster:domain`). */
+  readonly clusterDomain: string;
   /** When set, every model goes through its InferencePool behind this Gateway URL (`mode: pool`). */
   readonly inferenceGatewayUrl?: string;
 }
 
 /** In-cluster DNS name of a model's headless replica Service. */
-export function replicaServiceHost(slug: string, namespace: string): string {
-  return `${modelObjectName(slug)}.${namespace}.svc.cluster.local`;
+export function replicaServiceHost(slug: string, namespace: string, clusterDomain: string): string {
+  return serviceHost(modelObjectName(slug), namespace, clusterDomain);
 }
 
 type UpstreamInput = CatalogInput["models"][number]["upstream"];
 
 function upstreamOf(m: PlannedModel, args: CatalogArgs): UpstreamInput {
   if (args.inferenceGatewayUrl) return { mode: "pool", url: `${args.inferenceGatewayUrl}${poolPathPrefix(m.def.slug)}` };
-  return { mode: "dns", host: replicaServiceHost(m.def.slug, args.namespace), port: m.def.servingPort };
+  return { mode: "dns", host: replicaServiceHost(m.def.slug, args.namespace, args.clusterDomain), port: m.def.servingPort };
 }
 
 /** The catalog of the deployed models (input form: the gateway fills its defaults); throws if the gateway would reject it. */

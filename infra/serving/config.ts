@@ -8,9 +8,10 @@ import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
 import { nodeGroupSchema } from "./folder-schemas";
+import { DEFAULT_STARTUP_TIMEOUT, type StartupTimeout } from "./startup";
 
 /** Keys that Pulumi passes JSON-encoded (lists, maps, booleans). */
-const STRUCTURED_KEYS = new Set(["models", "gpuCapacity", "replicas", "parentGateway", "createNamespace"]);
+const STRUCTURED_KEYS = new Set(["models", "gpuCapacity", "replicas", "parentGateway", "createNamespace", "startupTimeout", "awaitModelServers"]);
 
 const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits and '-')");
 const chartVersion = z.string().regex(CHART_VERSION_PATTERN, "must be a chart version such as v1.3.0");
@@ -42,6 +43,18 @@ export const servingSchema = z
     gatewayProvider: z.enum(["none", "istio", "gke"]).optional(),
     /** HF-compatible endpoint of the internal weights registry: set as HF_ENDPOINT on model servers that download weights. */
     modelRegistryUrl: httpUrl("https://models.registry.internal/api/huggingface").optional(),
+    /**
+     * How long `pulumi up` waits for a model server to become ready: floorMinutes plus secondsPerGiB for every GiB
+     * of the model's `modelArtifacts.size` (weights download and load).
+     */
+    startupTimeout: z
+      .strictObject({
+        floorMinutes: z.number().int().min(1).max(24 * 60).default(DEFAULT_STARTUP_TIMEOUT.floorMinutes),
+        secondsPerGiB: z.number().min(0).max(3600).default(DEFAULT_STARTUP_TIMEOUT.secondsPerGiB),
+      })
+      .prefault({}),
+    /** false: `pulumi up` does not wait for model servers (the gateway lists a model once a replica is ready). */
+    awaitModelServers: z.boolean().default(true),
   })
   .superRefine(
     (value, ctx) => {
@@ -65,12 +78,16 @@ export interface ServingConfig {
   readonly createNamespace: boolean;
   readonly modelsDir: string;
   readonly charts: { readonly modelService: string; readonly inferencePool: string };
+  /** The inferencepool chart's version: the InferencePool CRDs come from the same GAIE release. */
+  readonly inferencePoolVersion: string;
   readonly gpuCapacity: Readonly<Record<string, number>>;
   readonly replicas: Readonly<Record<string, number>>;
   readonly parentGateway?: { readonly name: string; readonly namespace?: string; readonly sectionName?: string };
   readonly inferenceGatewayUrl?: string;
   readonly gatewayProvider?: "none" | "istio" | "gke";
   readonly modelRegistryUrl?: string;
+  readonly startupTimeout: StartupTimeout;
+  readonly awaitModelServers: boolean;
 }
 
 /**
@@ -94,12 +111,15 @@ export function parseServingConfig(raw: Readonly<Record<string, string>>, labelD
       modelService: c.modelServiceChartPath ?? chartArchivePath("llm-d-modelservice", c.modelServiceVersion),
       inferencePool: c.inferencePoolChartPath ?? chartArchivePath("inferencepool", c.inferencePoolVersion),
     },
+    inferencePoolVersion: c.inferencePoolVersion,
     gpuCapacity: c.gpuCapacity,
     replicas: c.replicas,
     parentGateway: c.parentGateway,
     inferenceGatewayUrl: c.inferenceGatewayUrl?.replace(/\/+$/, ""),
     gatewayProvider: c.gatewayProvider,
     modelRegistryUrl: c.modelRegistryUrl,
+    startupTimeout: c.startupTimeout,
+    awaitModelServers: c.awaitModelServers,
   };
 }
 

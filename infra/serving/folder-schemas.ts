@@ -2,6 +2,7 @@
 // are typed; every other key passes through to the chart untouched) and the optional platform metadata file.
 import { z } from "zod";
 import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
+import { quantityGiB } from "./startup";
 
 const port = z.number().int().min(1).max(65535);
 const count = z.number().int().min(0);
@@ -49,6 +50,11 @@ export const ModelServerValuesSchema = z.looseObject({
     name: ModelIdSchema,
     /** Where the weights come from (the internal registry): hf://<org>/<name>, pvc://<claim>/<path>. */
     uri: z.string().regex(/^(hf|pvc|pvc\+hf|oci):\/\/\S+$/, "must be hf://…, pvc://…, pvc+hf://… or oci://…"),
+    /** Volume for the weights (weights plus headroom); also what the startup wait of `pulumi up` grows with. */
+    size: z
+      .union([z.string(), z.number()])
+      .refine((q) => quantityGiB(q) !== undefined, "must be a storage quantity such as 20Gi")
+      .optional(),
     labels: labelMap.refine((m) => Object.keys(m).length > 0, "must not be empty (the InferencePool selects pods by these labels)"),
   }),
   // One pod per replica: the GPU preflight and the headless Service assume it (LeaderWorkerSet is not supported).

@@ -18,6 +18,7 @@ import {
 } from "./folder-schemas";
 import { type GpuDemand, gpuDemand } from "./gpus";
 import { flagValue, hasFlag, numericFlag } from "./server-args";
+import { quantityGiB } from "./startup";
 import { REPO_ROOT } from "../platform/charts";
 
 export const METADATA_FILE = "model.yaml";
@@ -50,6 +51,8 @@ export interface ModelDefinition {
   readonly id: string;
   /** Where the weights come from (`modelArtifacts.uri`); not necessarily the same name as `id`. */
   readonly weights: string;
+  /** `modelArtifacts.size` in GiB (weights plus headroom), when the folder sets it. */
+  readonly weightsGiB?: number;
   readonly ownedBy: string;
   readonly nodeGroup?: string;
   /** Port the pods serve the OpenAI API on (`routing.servicePort`), one of the pool's target ports. */
@@ -230,6 +233,7 @@ export function loadModelFolder(root: string, category: Category, model: string)
       slug,
       id: ms.modelArtifacts.name,
       weights: ms.modelArtifacts.uri,
+      weightsGiB: quantityGiB(ms.modelArtifacts.size),
       ownedBy: meta.ownedBy,
       nodeGroup: meta.nodeGroup,
       servingPort: servingPort(ms),

@@ -32,7 +32,7 @@ describe("scaffolder", () => {
     const folders = loadModelFolders(root);
     const embedder = folders.find((m) => m.category === "embedder");
     expect(embedder?.serverArgs).toContain("--runner=pooling");
-    const catalog = buildCatalog(planModels(["generative/toy", "embedder/e5"], {}, folders, root), { namespace: "app-serving" });
+    const catalog = buildCatalog(planModels(["generative/toy", "embedder/e5"], {}, folders, root), { namespace: "app-serving", clusterDomain: "cluster.local" });
     expect(catalog.models.map((m) => m.id)).toEqual(["toy", "e5"]);
   });
 

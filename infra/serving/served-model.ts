@@ -1,9 +1,11 @@
 // One served model: its InferencePool release, then its model-server release (the pool and its endpoint picker
 // exist before pods register), a headless Service over its ready pods, and an HTTPRoute when a Gateway is given.
 // Nothing here is retainOnDelete: removing a model from `serving:models` and applying stops serving it.
+// The pool waits for the InferencePool CRDs and the route for the Gateway API CRDs (infra/platform/crds.ts).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { SERVER_PREFIX } from "./constants";
+import { awaitAnnotations, type StartupTimeout } from "./startup";
 import type { PlannedModel } from "./plan";
 import {
   buildHttpRoute,
@@ -26,6 +28,13 @@ export interface ServedModelArgs {
   readonly parentGateway?: ParentGateway;
   readonly gatewayProvider?: "none" | "istio" | "gke";
   readonly modelRegistryUrl?: string;
+  /** The cluster's DNS domain (`cluster:domain`). */
+  readonly clusterDomain: string;
+  /** How long `pulumi up` waits for the model servers (startup.ts), or not at all. */
+  readonly startupTimeout: StartupTimeout;
+  readonly awaitModelServers: boolean;
+  /** What creates (or proves) the CRDs: the pool release waits for the InferencePool ones, the route for Gateway API's. */
+  readonly crds: { readonly inferencePool: pulumi.Input<pulumi.Resource>[]; readonly gatewayApi: pulumi.Input<pulumi.Resource>[] };
 }
 
 function inNamespace(obj: Record<string, unknown>, namespace: pulumi.Input<string>): Record<string, unknown> {
@@ -50,9 +59,14 @@ export class ServedModel extends pulumi.ComponentResource {
         name: poolName,
         chart: args.charts.inferencePool,
         namespace: args.namespace,
-        values: buildInferencePoolValues(def, { labelDomain: args.labelDomain, namespace: args.namespaceName, gatewayProvider: args.gatewayProvider }),
+        values: buildInferencePoolValues(def, {
+          labelDomain: args.labelDomain,
+          namespace: args.namespaceName,
+          clusterDomain: args.clusterDomain,
+          gatewayProvider: args.gatewayProvider,
+        }),
       },
-      { parent: this },
+      { parent: this, dependsOn: args.crds.inferencePool },
     );
 
     // llm-d installs gaie before ms (helmfile `needs`): pods join a pool whose picker already watches them.
@@ -62,7 +76,12 @@ export class ServedModel extends pulumi.ComponentResource {
         name: serverName,
         chart: args.charts.modelService,
         namespace: args.namespace,
-        values: buildModelServerValues(def, { labelDomain: args.labelDomain, replicas, modelRegistryUrl: args.modelRegistryUrl }),
+        values: buildModelServerValues(def, {
+          labelDomain: args.labelDomain,
+          replicas,
+          modelRegistryUrl: args.modelRegistryUrl,
+          deploymentAnnotations: awaitAnnotations(def.weightsGiB, args.startupTimeout, args.awaitModelServers),
+        }),
       },
       { parent: this, dependsOn: [this.pool] },
     );
@@ -77,7 +96,7 @@ export class ServedModel extends pulumi.ComponentResource {
       this.route = new k8s.apiextensions.CustomResource(
         modelObjectName(def.slug),
         inNamespace(buildHttpRoute(def, args.namespaceName, args.labelDomain, args.parentGateway), args.namespace) as k8s.apiextensions.CustomResourceArgs,
-        { parent: this, dependsOn: [this.pool] },
+        { parent: this, dependsOn: [this.pool, ...args.crds.gatewayApi] },
       );
     }
 

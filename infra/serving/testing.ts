@@ -1,5 +1,5 @@
 // Test fixtures: copies of the sample model folders in a scratch directory, edited per test, and a complete
-import { withOverrides } from "../platform/config-testing";
+import { clusterConfig, withOverrides } from "../platform/config-testing";
 // `serving:` configuration as the runtime holds it.
 import * as fs from "fs";
 import * as os from "os";
@@ -36,6 +36,7 @@ export const SAMPLE_REFS = ["generative/qwen3-8b", "generative/sim-chat", "embed
 /** Every sample referenced, with exactly the GPUs they need (1 on-prem, 1 on gpu-small). */
 export function servingConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
   const base: Record<string, string> = {
+    ...clusterConfig(),
     "platform:labelDomain": "ai-platform.io",
     "serving:models": JSON.stringify(SAMPLE_REFS),
     "serving:namespace": "app-serving",

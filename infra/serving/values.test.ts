@@ -62,7 +62,7 @@ describe("model-server values", () => {
 
 describe("InferencePool values", () => {
   test("the pool selector is narrowed to the model's slug; the folder's entries stay", () => {
-    const v = buildInferencePoolValues(qwen, { labelDomain: D, namespace: "app-serving" }) as YamlDoc;
+    const v = buildInferencePoolValues(qwen, { labelDomain: D, namespace: "app-serving", clusterDomain: "cluster.local" }) as YamlDoc;
     expect(v.inferencePool.modelServers.matchLabels).toEqual({ "llm-d.ai/inference-serving": "true", "llm-d.ai/model": "qwen3-8b", "ai-platform.io/model-slug": "qwen3-8b" });
     expect(v.provider).toBeUndefined();
     // The narrowed selector still matches the pods (labels ⊇ selector after the merge).
@@ -71,9 +71,9 @@ describe("InferencePool values", () => {
   });
 
   test("istio provider gets the EPP DestinationRule host, as in the llm-d helmfiles", () => {
-    const v = buildInferencePoolValues(qwen, { labelDomain: D, namespace: "llm", gatewayProvider: "istio" }) as YamlDoc;
+    const v = buildInferencePoolValues(qwen, { labelDomain: D, namespace: "llm", clusterDomain: "cluster.local", gatewayProvider: "istio" }) as YamlDoc;
     expect(v.provider).toEqual({ name: "istio", istio: { destinationRule: { host: "gaie-qwen3-8b-epp.llm.svc.cluster.local" } } });
-    expect((buildInferencePoolValues(qwen, { labelDomain: D, namespace: "llm", gatewayProvider: "gke" }) as YamlDoc).provider).toEqual({ name: "gke" });
+    expect((buildInferencePoolValues(qwen, { labelDomain: D, namespace: "llm", clusterDomain: "cluster.local", gatewayProvider: "gke" }) as YamlDoc).provider).toEqual({ name: "gke" });
   });
 });
 

@@ -1,5 +1,6 @@
 // Pure builders: what the platform adds to a model folder's chart values, and the objects it declares next to
 // the two releases (the headless replica Service and the HTTPRoute). No Pulumi here.
+import { serviceHost } from "../platform/cluster-config";
 import { PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
 import { DECODE_ROLE_LABEL, ONPREM_GPU_SELECTOR, PART_OF, POOL_PREFIX } from "./constants";
 import type { ModelServerValues, RoleValues } from "./folder-schemas";
@@ -63,6 +64,8 @@ export interface ModelServerValuesArgs {
   readonly replicas: number;
   /** HF-compatible internal registry: HF_ENDPOINT for containers that download weights from `hf://`. */
   readonly modelRegistryUrl?: string;
+  /** Annotations on the model-server Deployments (how long `pulumi up` waits for them, see startup.ts). */
+  readonly deploymentAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** llm-d-modelservice values: the folder's, plus platform pod labels, placement, replicas and registry. */
@@ -71,6 +74,11 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
   v.modelArtifacts.labels = { ...v.modelArtifacts.labels, ...platformPodLabels(def, args.labelDomain) };
   v.decode.replicas = args.replicas;
   if (args.replicas === 0 && v.prefill) v.prefill.replicas = 0;
+  if (args.deploymentAnnotations) {
+    for (const role of [v.decode, v.prefill?.create === false ? undefined : v.prefill]) {
+      if (role) role.annotations = { ...((role.annotations as Record<string, string> | undefined) ?? {}), ...args.deploymentAnnotations };
+    }
+  }
   const placement = nodePlacement(def, args.labelDomain);
   place(v.decode, placement);
   if (v.prefill && v.prefill.create !== false) place(v.prefill, placement);
@@ -86,6 +94,8 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
 export interface InferencePoolValuesArgs {
   readonly labelDomain: string;
   readonly namespace: string;
+  /** The cluster's DNS domain (the EPP host Istio's DestinationRule names). */
+  readonly clusterDomain: string;
   readonly gatewayProvider?: "none" | "istio" | "gke";
 }
 
@@ -102,7 +112,7 @@ export function buildInferencePoolValues(def: ModelDefinition, args: InferencePo
       ...(v.provider ?? {}),
       name: args.gatewayProvider,
       // As the llm-d helmfiles do: Istio needs the EPP Service host for its DestinationRule.
-      ...(args.gatewayProvider === "istio" ? { istio: { destinationRule: { host: `${release}-epp.${args.namespace}.svc.cluster.local` } } } : {}),
+      ...(args.gatewayProvider === "istio" ? { istio: { destinationRule: { host: serviceHost(`${release}-epp`, args.namespace, args.clusterDomain) } } } : {}),
     };
   }
   return v;
