@@ -1,28 +1,50 @@
-// The gateway component: catalog ConfigMap, API keys (random → hash → Secret), optional Redis Secret, Deployment,
-// PodDisruptionBudget, HorizontalPodAutoscaler, Service, NetworkPolicy and, when configured, an HTTPRoute.
+// The gateway component: catalog ConfigMap, API keys (random → hash → Secret), the rate-limit store (a deployed
+// Valkey, or an external Redis's URL in a Secret), Deployment, PodDisruptionBudget, HorizontalPodAutoscaler, Service,
+// NetworkPolicy and, when configured, an HTTPRoute.
+//
+// Nothing here is retained (docs/lifecycle.md): removing the gateway from the stack must stop the API; an orphaned
+// gateway would keep serving keys the stack can no longer revoke. Its namespace is created (and retained) by the root.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
-import { RETAIN } from "../platform/retain";
+import type { DnsSettings } from "../platform/cluster-config";
+import { digestAnnotation, secretDigest } from "../platform/secret-digest";
 import { catalogChecksum, renderCatalog } from "./catalog";
 import type { ApiKeySpec, GatewayConfig } from "./config";
 import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
-import { buildHttpRouteSpec, buildNetworkPolicySpec, upstreamNamespaces } from "./network";
+import { buildHttpRouteSpec, buildNetworkPolicySpec, upstreamPeers } from "./network";
+import {
+  buildRedisDeploymentSpec,
+  buildRedisNetworkPolicySpec,
+  buildRedisServiceSpec,
+  REDIS_CONF_KEY,
+  REDIS_NAME,
+  redisConf,
+  redisLabels,
+  redisUrl,
+} from "./redis-builders";
 import { buildDeploymentSpec, buildHpaSpec, buildPdbSpec, buildServiceSpec } from "./workload";
 
 export interface GatewayArgs {
   /** The validated `gateway:` configuration (its catalog and serving namespace are overridden below). */
   readonly config: GatewayConfig;
   readonly namespace: pulumi.Input<string>;
-  /** The model catalog, e.g. the serving component's output; validated against the gateway's schema. */
+  /** The model catalog, e.g. the serving part's output; validated against the gateway's schema. */
   readonly catalog: pulumi.Input<CatalogInput>;
-  /** Where the model servers run: the only upstream the NetworkPolicy lets the gateway reach. */
+  /** Where the model servers run: the only upstream namespace the NetworkPolicy always allows. */
   readonly servingNamespace: pulumi.Input<string>;
-  /** Secret Output; written only into a Kubernetes Secret. */
+  /** Namespace of the metrics server, the only one allowed on the metrics port. */
+  readonly monitoringNamespace: string;
+  /** Secret Output of an external Redis (`gateway:redisUrl`); written only into a Kubernetes Secret. */
   readonly redisUrl?: pulumi.Input<string>;
+  /** The cluster's DNS domain and DNS servers. */
+  readonly clusterDomain: string;
+  readonly dns: DnsSettings;
+  /** What the HTTPRoute waits for: the Gateway API CRDs (installed or proved present). */
+  readonly routeDependsOn?: pulumi.Input<pulumi.Resource>[];
 }
 
 export class Gateway extends pulumi.ComponentResource {
@@ -39,8 +61,8 @@ export class Gateway extends pulumi.ComponentResource {
     super("ai-platform:gateway:Gateway", name, {}, opts);
     const cfg = args.config;
     const labels = gatewayLabels(cfg.labelDomain);
-    const meta = (objectName: string) => ({ name: objectName, namespace: args.namespace, labels });
-    const child = { parent: this, ...RETAIN };
+    const meta = (objectName: string, objectLabels = labels) => ({ name: objectName, namespace: args.namespace, labels: objectLabels });
+    const child = { parent: this };
 
     const catalogText = pulumi.output(args.catalog).apply(renderCatalog);
     this.catalogChecksum = catalogText.apply(catalogChecksum);
@@ -55,47 +77,34 @@ export class Gateway extends pulumi.ComponentResource {
       child,
     );
 
-    const dependsOn: pulumi.Resource[] = [catalog, keys];
-    if (args.redisUrl !== undefined) {
-      dependsOn.push(
-        new k8s.core.v1.Secret(
-          OBJECT_NAMES.redis,
-          { metadata: meta(OBJECT_NAMES.redis), type: "Opaque", stringData: { [REDIS_URL_KEY]: pulumi.secret(args.redisUrl) } },
-          child,
-        ),
-      );
-    }
+    const redis = this.rateLimitStore(args, meta);
+    const dependsOn: pulumi.Resource[] = [catalog, keys, ...(redis?.resources ?? [])];
 
     this.deployment = new k8s.apps.v1.Deployment(
       APP_NAME,
       {
         metadata: meta(APP_NAME),
-        spec: this.catalogChecksum.apply((checksum) =>
+        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest]).apply(([checksum, redisDigest]) =>
           buildDeploymentSpec({
             labelDomain: cfg.labelDomain,
             image: cfg.image,
             imagePullPolicy: cfg.imagePullPolicy,
             imagePullSecrets: cfg.imagePullSecrets,
-            replicas: cfg.replicas,
             resources: cfg.resources,
             shutdownGraceSeconds: cfg.shutdownGraceSeconds,
             logLevel: cfg.logLevel,
             env: cfg.env,
             catalogChecksum: checksum,
-            redis: args.redisUrl !== undefined,
+            redis: redis !== undefined,
+            extraAnnotations: redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {},
           }),
         ),
       },
-      // The autoscaler owns the replica count after creation; `pulumi up` must not reset it.
-      { ...child, dependsOn, ignoreChanges: ["spec.replicas"] },
+      { ...child, dependsOn },
     );
 
     new k8s.policy.v1.PodDisruptionBudget(APP_NAME, { metadata: meta(APP_NAME), spec: buildPdbSpec() }, child);
-    new k8s.autoscaling.v2.HorizontalPodAutoscaler(
-      APP_NAME,
-      { metadata: meta(APP_NAME), spec: buildHpaSpec(cfg) },
-      { ...child, dependsOn: [this.deployment] },
-    );
+    new k8s.autoscaling.v2.HorizontalPodAutoscaler(APP_NAME, { metadata: meta(APP_NAME), spec: buildHpaSpec(cfg) }, { ...child, dependsOn: [this.deployment] });
     this.service = new k8s.core.v1.Service(APP_NAME, { metadata: meta(APP_NAME), spec: buildServiceSpec() }, child);
 
     new k8s.networking.v1.NetworkPolicy(
@@ -105,8 +114,11 @@ export class Gateway extends pulumi.ComponentResource {
         spec: pulumi.all([args.servingNamespace, args.catalog]).apply(([servingNamespace, catalogInput]) =>
           buildNetworkPolicySpec({
             servingNamespace,
-            upstreamNamespaces: upstreamNamespaces(catalogInput as CatalogInput),
+            upstreams: upstreamPeers(catalogInput as CatalogInput),
+            extraEgress: cfg.extraEgress,
             ingressNamespaces: cfg.ingressNamespaces,
+            monitoringNamespace: args.monitoringNamespace,
+            dns: args.dns,
             redis: cfg.redis,
           }),
         ),
@@ -115,16 +127,56 @@ export class Gateway extends pulumi.ComponentResource {
     );
 
     if (cfg.httpRoute) {
-      // Not retained: taking `httpRoute` out of the configuration must really stop exposing the API.
       new k8s.apiextensions.CustomResource(
         APP_NAME,
         { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: meta(APP_NAME), spec: buildHttpRouteSpec(cfg.httpRoute) },
-        { parent: this, dependsOn: [this.service] },
+        { ...child, dependsOn: [this.service, ...(args.routeDependsOn ?? [])] },
       );
     }
 
-    this.url = pulumi.interpolate`http://${APP_NAME}.${args.namespace}.svc.cluster.local:${PORTS.service}/v1`;
+    this.url = pulumi.output(args.namespace).apply((ns) => `http://${APP_NAME}.${ns}.svc.${args.clusterDomain}:${PORTS.service}/v1`);
     this.registerOutputs({ url: this.url, catalogChecksum: this.catalogChecksum, apiKeys: this.apiKeys });
+  }
+
+  /**
+   * The Secret with the Redis URL the gateway reads (GATEWAY_REDIS_URL), and for a deployed store its server:
+   * random password → config and URL in one Secret → Deployment, Service, NetworkPolicy.
+   */
+  private rateLimitStore(
+    args: GatewayArgs,
+    meta: (name: string, labels?: Record<string, string>) => Record<string, unknown>,
+  ): { resources: pulumi.Resource[]; urlDigest: pulumi.Output<string> } | undefined {
+    const setting = args.config.redis;
+    const child = { parent: this };
+    if (!setting) return undefined;
+    if (setting.mode === "external") {
+      if (args.redisUrl === undefined) throw new Error("gateway:redisUrl: required with gateway:redisEgress (pulumi config set --secret gateway:redisUrl …)");
+      const secret = new k8s.core.v1.Secret(
+        OBJECT_NAMES.redis,
+        { metadata: meta(OBJECT_NAMES.redis), type: "Opaque", stringData: { [REDIS_URL_KEY]: pulumi.secret(args.redisUrl) } },
+        child,
+      );
+      return { resources: [secret], urlDigest: secretDigest("redis-url", args.redisUrl) };
+    }
+    const password = new random.RandomPassword(`${REDIS_NAME}-password`, { length: 32, special: false }, child).result;
+    const url = pulumi.all([password, args.namespace]).apply(([pw, ns]) => redisUrl(pw, ns, args.clusterDomain));
+    const conf = password.apply(redisConf);
+    const secret = new k8s.core.v1.Secret(
+      REDIS_NAME,
+      { metadata: meta(REDIS_NAME, redisLabels()), type: "Opaque", stringData: { [REDIS_URL_KEY]: pulumi.secret(url), [REDIS_CONF_KEY]: pulumi.secret(conf) } },
+      child,
+    );
+    const deployment = new k8s.apps.v1.Deployment(
+      REDIS_NAME,
+      {
+        metadata: meta(REDIS_NAME, redisLabels()),
+        spec: secretDigest("redis-config", conf).apply((configDigest) => buildRedisDeploymentSpec({ image: setting.image, configDigest, secretName: REDIS_NAME })),
+      },
+      { ...child, dependsOn: [secret] },
+    );
+    const service = new k8s.core.v1.Service(REDIS_NAME, { metadata: meta(REDIS_NAME, redisLabels()), spec: buildRedisServiceSpec() }, child);
+    new k8s.networking.v1.NetworkPolicy(REDIS_NAME, { metadata: meta(REDIS_NAME, redisLabels()), spec: buildRedisNetworkPolicySpec() }, child);
+    return { resources: [secret, deployment, service], urlDigest: secretDigest("redis-url", url) };
   }
 }
 

@@ -30,7 +30,8 @@ describe("gateway config", () => {
       catalog: TEST_CATALOG,
     });
     expect(c.apiKeys).toEqual(TEST_KEYS);
-    expect(c.redis).toBeUndefined();
+    // team-a has limits and up to 6 replicas may serve it: the default (auto) deploys the shared store.
+    expect(c.redis).toEqual({ mode: "deployed", image: "docker.io/valkey/valkey:8.1-alpine" });
     expect(c.httpRoute).toBeUndefined();
   });
 
@@ -64,7 +65,7 @@ describe("gateway config", () => {
       env: { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" },
       imagePullPolicy: "IfNotPresent",
       imagePullSecrets: ["regcred"],
-      redis: { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" }, port: 6379 },
+      redis: { mode: "external", egress: { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" }, port: 6379 } },
       ingressNamespaces: ["apps", "envoy-gateway-system"],
       httpRoute: { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" },
     });
@@ -73,7 +74,32 @@ describe("gateway config", () => {
   test("the Redis URL never enters the parsed configuration", () => {
     const c = parse({ "gateway:redisUrl": "redis://:hunter2-pw@r:6379", "gateway:redisEgress": JSON.stringify({ cidr: "10.0.0.5/32" }) });
     expect(JSON.stringify(c)).not.toContain("hunter2-pw");
-    expect(c.redis).toEqual({ cidr: "10.0.0.5/32", port: 6379 });
+    expect(c.redis).toEqual({ mode: "external", egress: { cidr: "10.0.0.5/32", port: 6379 } });
+  });
+
+  describe("shared limits across replicas (gateway:redis)", () => {
+    const limited = JSON.stringify([{ name: "team-a", rpm: 60 }]);
+    test("auto deploys a store only when a key has limits and there can be more than one replica", () => {
+      expect(parse({ "gateway:apiKeys": limited }).redis).toMatchObject({ mode: "deployed" });
+      expect(parse({ "gateway:apiKeys": JSON.stringify([{ name: "open" }]) }).redis).toBeUndefined();
+      expect(parse({ "gateway:apiKeys": limited, "gateway:replicas": "1", "gateway:maxReplicas": "1" }).redis).toBeUndefined();
+    });
+
+    test("deploy always deploys; an external URL wins over auto", () => {
+      expect(parse({ "gateway:apiKeys": "[]", "gateway:redis": "deploy" }).redis).toMatchObject({ mode: "deployed" });
+      const external = parse({ "gateway:apiKeys": limited, "gateway:redisUrl": "redis://r:6379", "gateway:redisEgress": JSON.stringify({ cidr: "10.0.0.5/32" }) });
+      expect(external.redis).toMatchObject({ mode: "external" });
+    });
+
+    test("none with limits and several replicas fails preview, naming the key and the multiplication", () => {
+      const lines = problems(() => parse({ "gateway:apiKeys": limited, "gateway:redis": "none", "gateway:maxReplicas": "4" }));
+      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+    });
+
+    test("deploy and an external URL exclude each other", () => {
+      const lines = problems(() => parse({ "gateway:redis": "deploy", "gateway:redisUrl": "redis://r:6379", "gateway:redisEgress": JSON.stringify({ cidr: "10.0.0.5/32" }) }));
+      expect(lines).toEqual([expect.stringContaining("gateway:redis: deploy and redisUrl exclude each other")]);
+    });
   });
 
   test("one error names every offending key", () => {

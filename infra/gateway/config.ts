@@ -11,12 +11,15 @@ import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
 export const CONFIG_NAMESPACE = "gateway";
 
+/** Valkey (the BSD-licensed Redis fork, same protocol) for the deployed rate-limit store. */
+export const DEFAULT_REDIS_IMAGE = "docker.io/valkey/valkey:8.1-alpine";
+
 /** Keys that may hold secrets: read with `config.getSecret`, never copied into the parsed configuration. */
 export const SECRET_KEYS = ["redisUrl"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
 export const MANAGED_ENV = new Set([
@@ -84,6 +87,20 @@ export const gatewaySchema = z
     apiKeys: z.array(apiKeySpecSchema).default([]),
     /** Standalone gateway only: the catalog, when no serving part in this program supplies one. */
     catalog: z.unknown().optional(),
+    /**
+     * The stack that runs the serving part (`<org>/<project>/<stack>`): the gateway reads its `serving` output
+     * (catalog and namespace) through a StackReference, so the two parts can be owned by different stacks.
+     */
+    servingStack: z.string().regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod").optional(),
+    /**
+     * Shared rate-limit state when the gateway runs more than one replica: `auto` deploys a Redis (Valkey) for it
+     * when keys have limits and no redisUrl is set; `deploy` always does; `none` never does, and then the preview
+     * fails if limits would be multiplied by the replica count.
+     */
+    redis: z.enum(["auto", "deploy", "none"]).default("auto"),
+    /** Image of the deployed Redis (Valkey, BSD-licensed, protocol-compatible). */
+    redisImage: image.default(DEFAULT_REDIS_IMAGE),
+    /** Secret: an external Redis (redis:// or rediss://), instead of the deployed one. */
     redisUrl: z.string().optional(),
     redisEgress: z
       .union([
@@ -91,6 +108,11 @@ export const gatewaySchema = z
         z.strictObject({ cidr, port: port.default(6379) }),
       ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
       .optional(),
+    /**
+     * Egress for upstreams that are not Services of this cluster (catalog hosts by external name): the
+     * NetworkPolicy can only allow addresses. IP-literal upstreams are allowed automatically.
+     */
+    extraEgress: z.array(z.strictObject({ cidr, ports: z.array(port).min(1) })).optional(),
     /** Namespaces allowed to call the API port; absent = every namespace of the cluster. */
     ingressNamespaces: z.array(dnsLabel).min(1, "must list at least one namespace (omit the key to allow all)").optional(),
     httpRoute: z
@@ -106,7 +128,7 @@ export const gatewaySchema = z
     (value, ctx) => {
       // Runs even when other keys already failed, so one message names every offending key.
       const v = value as Partial<Record<string, unknown>>;
-      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown }[]) : [];
+      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown }[]) : [];
       const seen = new Set<unknown>();
       keys.forEach((k, i) => {
         if (seen.has(k?.name)) ctx.addIssue({ code: "custom", path: ["apiKeys", i, "name"], message: `duplicate key name "${String(k?.name)}"` });
@@ -117,6 +139,21 @@ export const gatewaySchema = z
       }
       if (v.redisUrl !== undefined && v.redisEgress === undefined) {
         ctx.addIssue({ code: "custom", path: ["redisEgress"], message: "required with redisUrl (where Redis runs, for the NetworkPolicy)" });
+      }
+      if (v.redisUrl !== undefined && v.redis === "deploy") {
+        ctx.addIssue({ code: "custom", path: ["redis"], message: "deploy and redisUrl exclude each other (deployed Redis, or an external one)" });
+      }
+      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined).length;
+      const maxReplicas = typeof v.maxReplicas === "number" ? v.maxReplicas : 6;
+      if (v.redis === "none" && v.redisUrl === undefined && limited > 0 && maxReplicas > 1) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["redis"],
+          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
+        });
+      }
+      if (v.servingStack !== undefined && v.catalog !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["servingStack"], message: "servingStack and catalog exclude each other (the catalog comes from the serving stack)" });
       }
       if (typeof v.redisUrl === "string" && v.redisUrl !== SECRET_PLACEHOLDER && !/^rediss?:\/\/\S+$/.test(v.redisUrl)) {
         // The value may carry a password: the message never repeats it.
@@ -143,6 +180,10 @@ export const DEFAULT_RESOURCES: ResourceSettings = {
 };
 
 export type RedisEgress = NonNullable<GatewaySchema["redisEgress"]>;
+export type ExtraEgress = NonNullable<GatewaySchema["extraEgress"]>;
+
+/** Shared limit state: none, an external Redis (URL a secret), or one the stack deploys. */
+export type RedisSetting = { readonly mode: "external"; readonly egress: RedisEgress } | { readonly mode: "deployed"; readonly image: string } | undefined;
 export type HttpRouteSettings = NonNullable<GatewaySchema["httpRoute"]>;
 
 /** The validated configuration. The Redis URL is not in here: see `loadGatewaySecrets`. */
@@ -164,7 +205,10 @@ export interface GatewayConfig {
   readonly apiKeys: readonly ApiKeySpec[];
   /** `gateway:catalog` (validated), for a standalone gateway. */
   readonly catalog?: CatalogInput;
-  readonly redis?: RedisEgress;
+  /** `gateway:servingStack`: the serving part's stack (StackReference). */
+  readonly servingStack?: string;
+  readonly redis: RedisSetting;
+  readonly extraEgress: ExtraEgress;
   readonly ingressNamespaces?: readonly string[];
   readonly httpRoute?: HttpRouteSettings;
 }
@@ -209,10 +253,23 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     env: (c.env ?? {}) as Record<string, string>,
     apiKeys: c.apiKeys,
     catalog: c.catalog as CatalogInput | undefined,
-    redis: c.redisEgress,
+    servingStack: c.servingStack,
+    redis: redisSetting(c),
+    extraEgress: c.extraEgress ?? [],
     ingressNamespaces: c.ingressNamespaces,
     httpRoute: c.httpRoute,
   };
+}
+
+/** Limits need a shared store when a key has rpm/tpm and there can be more than one replica. */
+export function needsSharedLimits(c: Pick<GatewaySchema, "apiKeys" | "maxReplicas">): boolean {
+  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined);
+}
+
+function redisSetting(c: GatewaySchema): RedisSetting {
+  if (c.redisUrl !== undefined && c.redisEgress !== undefined) return { mode: "external", egress: c.redisEgress };
+  if (c.redis === "deploy" || (c.redis === "auto" && needsSharedLimits(c))) return { mode: "deployed", image: c.redisImage };
+  return undefined;
 }
 
 /** Reads and validates the stack's `gateway:` namespace. */

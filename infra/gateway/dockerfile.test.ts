@@ -57,10 +57,10 @@ describe("gateway/Dockerfile", () => {
     expect(build[0]?.args).toMatch(/ AS build$/i);
   });
 
-  test("base images are small Node 20 images pinned to a version (never latest)", () => {
+  test("base images are small images of a supported Node LTS line (22 or 24), pinned to a version (never latest)", () => {
     for (const stage of [build, final]) {
       const base = baseOf(stage);
-      expect(base).toMatch(/^(node:20\.\d+\.\d+-(alpine|slim)|gcr\.io\/distroless\/nodejs20)/);
+      expect(base).toMatch(/^(node:(22|24)\.\d+\.\d+-(alpine|slim)|gcr\.io\/distroless\/nodejs(22|24))/);
       expect(base).not.toMatch(/:latest$/);
     }
   });

@@ -1,5 +1,5 @@
 // Test fixtures: a complete, valid `gateway:` configuration as the runtime holds it (`namespace:key` → raw string).
-import { withOverrides, namespaceKeys } from "../platform/config-testing";
+import { clusterConfig, withOverrides, namespaceKeys } from "../platform/config-testing";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 
@@ -20,6 +20,7 @@ export const TEST_KEYS = [
 
 export function gatewayConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
   const base: Record<string, string> = {
+    ...clusterConfig(),
     "platform:labelDomain": "ai-platform.io",
     "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0",
     "gateway:apiKeys": JSON.stringify(TEST_KEYS),

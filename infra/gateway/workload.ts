@@ -25,13 +25,14 @@ export interface WorkloadArgs {
   readonly image: string;
   readonly imagePullPolicy?: string;
   readonly imagePullSecrets: readonly string[];
-  readonly replicas: number;
   readonly resources: ResourceSettings;
   readonly shutdownGraceSeconds: number;
   readonly logLevel: string;
   readonly env: Readonly<Record<string, string>>;
   readonly catalogChecksum: string;
   readonly redis: boolean;
+  /** More pod-template annotations (the Redis URL's digest: env is read at start, so a change must roll the pods). */
+  readonly extraAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** SIGKILL only after the drain delay, the shutdown grace and a margin. */
@@ -86,12 +87,14 @@ export function containerSecurityContext() {
 export function buildDeploymentSpec(args: WorkloadArgs) {
   const selector = selectorLabels();
   return {
-    replicas: args.replicas,
+    // No `replicas`: the HorizontalPodAutoscaler owns the count. Setting it here would make every `pulumi up`
+    // (server-side apply) take the field back and reset the scale (the Deployment starts at 1; the HPA raises it
+    // to minReplicas at once).
     selector: { matchLabels: selector },
     // Surge first, never below the current count: a rollout (catalog change, new image) drops no capacity.
     strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } },
     template: {
-      metadata: { labels: gatewayLabels(args.labelDomain), annotations: podAnnotations(args.catalogChecksum) },
+      metadata: { labels: gatewayLabels(args.labelDomain), annotations: { ...podAnnotations(args.catalogChecksum), ...args.extraAnnotations } },
       spec: {
         terminationGracePeriodSeconds: terminationGraceSeconds(args.shutdownGraceSeconds),
         automountServiceAccountToken: false,
