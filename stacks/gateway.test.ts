@@ -26,12 +26,20 @@ interface Run {
 
 const value = <T>(o: pulumi.Output<T>) => new Promise<T>((resolve) => o.apply((v) => (resolve(v), v)));
 
+/** The gateway part alone with a given serving supply (as the serving part of the same program would hand it). */
+async function deployWithSupply(supply: ServingSupply): Promise<GatewayOutputs> {
+  const { deployGateway } = await import("./gateway");
+  const { createCluster } = await import("../infra/platform/cluster");
+  const { loadClusterConfig } = await import("../infra/platform/cluster-config");
+  const { loadGatewayConfig } = await import("../infra/gateway");
+  return deployGateway(createCluster(loadClusterConfig()), loadGatewayConfig(), supply);
+}
+
 async function run(overrides: Record<string, string | undefined> = {}, serving?: () => ServingSupply): Promise<Run> {
   const { resources, outputs } = await runWithMocks(
     async () => {
       // Import after the mocks are installed, as Pulumi's testing guide requires.
-      const g = await import("./gateway");
-      const out = g.deployGatewayIfConfigured(serving?.());
+      const out = serving ? await deployWithSupply(serving()) : (await import("./program")).program().gateway;
       if (!out) throw new Error("gateway not deployed");
       return { out, keys: await value(out.apiKeys), keysSecret: await pulumi.isSecret(out.apiKeys) };
     },
@@ -79,11 +87,18 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
     r = await run();
   });
 
-  test("declares the namespace, catalog, keys Secret, one random per key, Deployment, PDB, HPA, Service, NetworkPolicy", () => {
+  test("declares the namespace, catalog, keys Secret, one random per key, Deployment, PDB, HPA, Service, NetworkPolicy, the rate-limit store", () => {
     const list = r.rs.filter((x) => x.custom).map((x) => `${x.type} ${x.name}`).sort();
     expect(list).toEqual(
       [
+        "pulumi:providers:kubernetes cluster",
         `${T.ns} ai-gateway`,
+        // team-a has limits and the gateway may run 6 replicas: gateway:redis auto deploys the shared store.
+        `${T.secret} gateway-redis`,
+        `${T.deploy} gateway-redis`,
+        `${T.svc} gateway-redis`,
+        `${T.np} gateway-redis`,
+        "random:index/randomPassword:RandomPassword gateway-redis-password",
         `${T.cm} gateway-catalog`,
         `${T.secret} gateway-api-keys`,
         `${T.bytes} gateway-key-team-a`,
@@ -101,7 +116,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
 
   test("every Kubernetes object validates against the Kubernetes OpenAPI schema and lives in the gateway namespace", () => {
     const objects = r.rs.filter(isKubernetesObject);
-    expect(objects).toHaveLength(8);
+    expect(objects).toHaveLength(12);
     for (const o of objects) {
       expect(() => validateKubernetesObject(toManifest(o))).not.toThrow();
       if (o.type !== T.ns) expect([o.type, (toManifest(o).metadata as { namespace?: string }).namespace]).toEqual([o.type, "ai-gateway"]);
@@ -111,7 +126,9 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
   test("Deployment: image, ports, probes on the health endpoints, resources, drain settings", () => {
     const d = manifest(r.rs, T.deploy);
     const c = container(r.rs);
-    expect(d.spec.replicas).toBe(2);
+    // The HPA owns the replica count: server-side apply must not take the field back on every `pulumi up`.
+    expect(d.spec).not.toHaveProperty("replicas");
+    expect(named(r.rs, T.deploy, "gateway").ignoreChanges).toEqual([]);
     expect(c.image).toBe("registry.example.com/ai-platform/gateway:0.1.0");
     expect(c.ports).toEqual([
       { name: "http", containerPort: 8080, protocol: "TCP" },
@@ -168,7 +185,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
       "app.kubernetes.io/managed-by": "pulumi",
     });
     expect(annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics" });
-    expect(Object.keys(annotations).sort()).toEqual(["checksum/catalog", "prometheus.io/path", "prometheus.io/port", "prometheus.io/scrape"]);
+    expect(Object.keys(annotations).sort()).toEqual(["checksum/catalog", "checksum/redis-url", "prometheus.io/path", "prometheus.io/port", "prometheus.io/scrape"]);
   });
 
   test("the catalog is mounted from a ConfigMap and its checksum is on the pod template", () => {
@@ -194,7 +211,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
     });
   });
 
-  test("NetworkPolicy: API from the cluster, metrics from monitoring; egress to serving, DNS, nothing else", () => {
+  test("NetworkPolicy: API from the cluster, metrics from monitoring; egress to serving, DNS, the rate-limit store, nothing else", () => {
     const np = manifest(r.rs, T.np).spec;
     expect(np.policyTypes).toEqual(["Ingress", "Egress"]);
     expect(np.ingress).toEqual([
@@ -210,6 +227,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
           { protocol: "TCP", port: 53 },
         ],
       },
+      { to: [{ podSelector: { matchLabels: { "app.kubernetes.io/name": "gateway-redis", "app.kubernetes.io/instance": "gateway-redis" } } }], ports: [{ protocol: "TCP", port: 6379 }] },
     ]);
   });
 
@@ -242,9 +260,26 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
     }
   });
 
-  test("Kubernetes objects are retained when the gateway leaves the stack; the random keys are not", () => {
-    for (const x of r.rs.filter((y) => y.type.startsWith("kubernetes:"))) expect([x.type, x.name, x.retainOnDelete]).toEqual([x.type, x.name, true]);
-    for (const x of r.rs.filter((y) => y.type === T.bytes)) expect(x.retainOnDelete).toBe(false);
+  test("removing the gateway removes it (an orphan would keep serving keys the stack can no longer revoke); only the namespace stays", () => {
+    for (const x of r.rs.filter((y) => y.type.startsWith("kubernetes:"))) expect([x.type, x.name, x.retainOnDelete]).toEqual([x.type, x.name, x.type === T.ns]);
+    for (const x of r.rs.filter((y) => y.type.startsWith("random:"))) expect(x.retainOnDelete).toBe(false);
+  });
+
+  test("the deployed store's password lives in its Secret only; the gateway reads the URL from it", () => {
+    const secret = named(r.rs, T.secret, "gateway-redis");
+    const data = revealSecrets(secret.inputs.stringData) as Record<string, string>;
+    const password = /requirepass (\S+)/.exec(data["valkey.conf"] ?? "")?.[1] ?? "";
+    expect(password).toMatch(/^[A-Za-z0-9]{32}$/);
+    expect(data.url).toBe(`redis://:${password}@gateway-redis.ai-gateway.svc.cluster.local:6379/0`);
+    expect(redactSecrets(secret.inputs.stringData)).toEqual({ url: "[secret]", "valkey.conf": "[secret]" });
+    for (const x of r.rs.filter((y) => y !== secret && y.type !== "random:index/randomPassword:RandomPassword")) {
+      expect([x.type, x.name, JSON.stringify(revealSecrets(x.inputs)).includes(password)]).toEqual([x.type, x.name, false]);
+    }
+    expect(container(r.rs).env).toContainEqual({ name: "GATEWAY_REDIS_URL", valueFrom: { secretKeyRef: { name: "gateway-redis", key: "url" } } });
+  });
+
+  test("every Kubernetes object goes through the stack's provider", () => {
+    for (const x of r.rs.filter((y) => y.type.startsWith("kubernetes:"))) expect([x.type, x.name, x.provider]).toEqual([x.type, x.name, "cluster"]);
   });
 });
 
@@ -271,7 +306,8 @@ describe("key lifecycle", () => {
   });
 
   test("key changes do not touch the pod template (the process hot-reloads the file); catalog changes do", async () => {
-    const fewer = await run({ "gateway:apiKeys": JSON.stringify([]) });
+    // (The rate-limit store stays: with no limited key left, `auto` would drop it, and that is a pod change.)
+    const fewer = await run({ "gateway:apiKeys": JSON.stringify([]), "gateway:redis": "deploy" });
     expect(podTemplate(fewer.rs)).toEqual(podTemplate(base.rs));
     expect(keysFileOf(fewer.rs).keys).toEqual([]);
     const catalog: CatalogInput = { models: [...TEST_CATALOG.models, { id: "llama", category: "generative", upstream: { mode: "pool", url: "http://llama-pool.app-serving.svc:80" } }] };
@@ -372,7 +408,7 @@ describe("catalog source and configuration errors", () => {
   });
 
   test("a catalog both from serving and from gateway:catalog is refused", async () => {
-    await expect(run({}, fromServing)).rejects.toThrow(/gateway:catalog: must not be set when the serving part/);
+    await expect(run({}, fromServing)).rejects.toThrow(/gateway:catalog: must come from one source, not the serving part of this program and gateway:catalog/);
   });
 
   test("a standalone gateway without gateway:catalog is refused", async () => {
@@ -386,7 +422,7 @@ describe("catalog source and configuration errors", () => {
   });
 
   test("no gateway: namespace in the stack: nothing is declared", async () => {
-    const { resources } = await runWithMocks(async () => (await import("./gateway")).deployGatewayIfConfigured(), { config: { "platform:labelDomain": "ai-platform.io" } });
+    const { resources } = await runWithMocks(async () => (await import("./program")).program(), { config: { "platform:labelDomain": "ai-platform.io" } });
     expect(resources).toEqual([]);
   });
 });
@@ -404,8 +440,8 @@ describe("offline render", () => {
         knownSecretKeys: PROGRAM_SECRET_KEYS,
         env: { PULUMI_CONFIG: JSON.stringify({ "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0", "gateway:apiKeys": TEST_KEYS }) },
         program: async () => {
-          const out = (await import("./gateway")).deployGatewayIfConfigured({ catalog: TEST_CATALOG, namespace: "app-serving" });
-          if (out) out.apiKeys.apply((k) => (keys = k));
+          const out = await deployWithSupply({ catalog: TEST_CATALOG, namespace: "app-serving" });
+          out.apiKeys.apply((k) => (keys = k));
           return out;
         },
       });

@@ -1,10 +1,7 @@
-// Composition root of the Pulumi program (Pulumi.yaml `main: stacks/`).
-// Each part is deployed when its configuration namespace is present in the stack.
-import { deployGatewayIfConfigured } from "./gateway";
-import { deployMonitoringIfConfigured } from "./monitoring";
-import { deployServingIfConfigured } from "./serving";
+// Entry point of the Pulumi program (Pulumi.yaml `main: stacks/`): the stack outputs are the parts' outputs.
+import { program } from "./program";
 
-export const monitoring = deployMonitoringIfConfigured();
-export const serving = deployServingIfConfigured();
-// The serving part (when in the program) hands the gateway its catalog and namespace.
-export const gateway = deployGatewayIfConfigured(serving);
+const outputs = program();
+export const monitoring = outputs.monitoring;
+export const serving = outputs.serving;
+export const gateway = outputs.gateway;

@@ -1,15 +1,13 @@
 // The monitoring part of the program: namespace `monitoring` and the components listed in `monitoring:components`.
-// A component that is not listed is skipped; whatever it deployed before stays in the cluster (see README).
+// A component that is not listed is skipped; whatever it deployed before stays in the cluster (docs/lifecycle.md).
 import * as k8s from "@pulumi/kubernetes";
-import * as pulumi from "@pulumi/pulumi";
-import { hasNamespace } from "../infra/platform/config";
+import type * as pulumi from "@pulumi/pulumi";
+import type { Cluster } from "../infra/platform/cluster";
 import { PLATFORM_NAME } from "../infra/platform/labels";
 import { RETAIN } from "../infra/platform/retain";
 import {
   Collector,
-  CONFIG_NAMESPACE,
   Dashboards,
-  loadMonitoringConfig,
   loadMonitoringSecrets,
   Logstore,
   Metrics,
@@ -27,8 +25,10 @@ export interface MonitoringOutputs {
   readonly cloudProvider: string;
 }
 
-export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig()): MonitoringOutputs {
+export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig): MonitoringOutputs {
   const secrets = loadMonitoringSecrets(cfg);
+  // Every component talks to the cluster through the stack's provider (its children inherit it).
+  const inCluster = { providers: { kubernetes: cluster.provider } };
 
   // Every other resource waits for the namespace (it references namespace.metadata.name).
   const ns = new k8s.core.v1.Namespace(NAMESPACE, {
@@ -37,7 +37,7 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi" },
       annotations: { [CLOUD_PROVIDER_ANNOTATION]: cfg.cloudProvider },
     },
-  }, RETAIN);
+  }, { ...RETAIN, provider: cluster.provider });
   const namespace = ns.metadata.name;
 
   // Log store, viewer, collector and metrics deploy in parallel (spec "States and transitions").
@@ -53,7 +53,8 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       s3Password: secrets.s3Password,
       s3ClientImage: cfg.logstore.s3ClientImage,
       nodeSelector: cfg.nodeSelector,
-    });
+      clusterDomain: cluster.domain,
+    }, inCluster);
   }
 
   let viewer: Viewer | undefined;
@@ -66,7 +67,8 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       metricsEnabled: cfg.metrics !== undefined,
       embedding: cfg.viewer.embedding,
       nodeSelector: cfg.nodeSelector,
-    });
+      clusterDomain: cluster.domain,
+    }, inCluster);
   }
 
   if (cfg.collector) {
@@ -75,7 +77,8 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       chartPath: cfg.collector.chartPath,
       version: cfg.collector.version,
       labelDomain: cfg.collector.labelDomain,
-    });
+      clusterDomain: cluster.domain,
+    }, inCluster);
   }
 
   if (cfg.metrics) {
@@ -85,18 +88,13 @@ export function deployMonitoring(cfg: MonitoringConfig = loadMonitoringConfig())
       version: cfg.metrics.version,
       storageClass: cfg.metrics.storageClass,
       nodeSelector: cfg.nodeSelector,
-    });
+    }, inCluster);
   }
 
   // Dashboard ConfigMaps follow the viewer (validation guarantees the viewer is listed).
   if (cfg.dashboards.logs && viewer) {
-    new Dashboards("dashboards", { namespace, metricsEnabled: cfg.dashboards.metrics }, { dependsOn: [viewer] });
+    new Dashboards("dashboards", { namespace, metricsEnabled: cfg.dashboards.metrics }, { ...inCluster, dependsOn: [viewer] });
   }
 
   return { namespace, components: [...cfg.components], cloudProvider: cfg.cloudProvider };
-}
-
-/** Deploys the monitoring part only when the stack has a `monitoring:` namespace. */
-export function deployMonitoringIfConfigured(): MonitoringOutputs | undefined {
-  return hasNamespace(CONFIG_NAMESPACE) ? deployMonitoring() : undefined;
 }

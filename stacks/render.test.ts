@@ -5,7 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { validateKubernetesObject } from "../infra/platform/k8s-validate";
-import { render } from "../infra/platform/render";
+import { render, type RenderedResource } from "../infra/platform/render";
 import { PROGRAM_SECRET_KEYS } from "./render";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -35,7 +35,7 @@ describe("render (in process)", () => {
         PULUMI_CONFIG: JSON.stringify({ "monitoring:s3Password": S3, "monitoring:viewerAdminPassword": VIEWER }),
         PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(["monitoring:s3Password", "monitoring:viewerAdminPassword"]),
       },
-      program: async () => (await import("./monitoring")).deployMonitoringIfConfigured(),
+      program: async () => (await import("./program")).program(),
     });
   });
   afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
@@ -43,10 +43,13 @@ describe("render (in process)", () => {
   test("resources.json lists every resource as {type, name, inputs}, charts with their full values", () => {
     const resources = JSON.parse(fs.readFileSync(path.join(out, "resources.json"), "utf8")) as { type: string; name: string; inputs: Record<string, unknown> }[];
     expect(resources).toHaveLength(result.resources.length);
-    for (const r of resources) expect(Object.keys(r).sort()).toEqual(["inputs", "name", "type"]);
+    for (const r of resources) expect(Object.keys(r).sort()).toEqual(["inputs", "name", "options", "type"]);
     const loki = resources.find((r) => r.type === "kubernetes:helm.sh/v4:Chart" && r.name === "logstore");
     expect(loki?.inputs.values).toMatchObject({ deploymentMode: "Monolithic", loki: { limits_config: { retention_period: "336h" } } });
-    expect(resources.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart")).toHaveLength(4);
+    // The dev stack: the four monitoring charts and the simulated model's pool and model-server releases.
+    expect(resources.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart").map((r) => r.name).sort()).toEqual(
+      ["collector", "gaie-sim-chat", "logstore", "metrics", "ms-sim-chat", "viewer"],
+    );
   });
 
   test("manifests/: one YAML per Kubernetes object, each schema-valid", () => {
@@ -57,6 +60,22 @@ describe("render (in process)", () => {
       const obj = parse(fs.readFileSync(path.join(out, "manifests", f), "utf8")) as Record<string, unknown>;
       expect(() => validateKubernetesObject(obj)).not.toThrow();
     }
+  });
+
+  test("every resource records its provider and lifecycle options; Kubernetes ones all name the stack's provider", () => {
+    const resources = JSON.parse(fs.readFileSync(path.join(out, "resources.json"), "utf8")) as RenderedResource[];
+    const k8sResources = resources.filter((r) => r.type.startsWith("kubernetes:"));
+    for (const r of k8sResources) expect([r.type, r.name, r.options.provider]).toEqual([r.type, r.name, "cluster"]);
+    const provider = resources.find((r) => r.type === "pulumi:providers:kubernetes");
+    expect(provider?.inputs).toMatchObject({ context: "kind-ai-platform", upsertExistingObjects: "true", enableServerSideApply: "true" });
+    // The InferencePool CRDs exist as resources and the pool release waits for them.
+    const crds = resources.find((r) => r.type === "kubernetes:yaml/v2:ConfigFile" && r.name === "inferencePool-crds");
+    expect(crds?.options).toMatchObject({ provider: "cluster", retainOnDelete: true, transforms: 1 });
+    expect(resources.find((r) => r.name === "gaie-sim-chat")?.options.dependsOn).toContain("inferencePool-crds");
+    // Lifecycle options are there to audit: the bucket Job's replacement, the model server's wait.
+    expect(resources.find((r) => r.name === "logstore-create-bucket")?.options).toMatchObject({ deleteBeforeReplace: true, provider: "cluster" });
+    expect(resources.find((r) => r.name === "logstore-create-bucket")?.options.retainOnDelete).toBeUndefined();
+    expect((resources.find((r) => r.name === "ms-sim-chat")?.inputs as { values: { decode: { annotations: unknown } } }).values.decode.annotations).toEqual({ "pulumi.com/timeoutSeconds": "1201" });
   });
 
   test("secrets appear as [secret], never in plaintext", () => {

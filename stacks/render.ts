@@ -2,10 +2,13 @@
 import * as path from "path";
 import { parseArgs } from "util";
 import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/config";
+import { QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { render } from "../infra/platform/render";
 
 /** Secrets read by the parts of the program; each part adds its own. */
 export const PROGRAM_SECRET_KEYS: readonly string[] = [...MONITORING_SECRETS];
+/** Secrets the program may read but does not need (no placeholder is made for them). */
+export const OPTIONAL_SECRET_KEYS: readonly string[] = [...QUALIFIED_CLUSTER_SECRET_KEYS];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -20,7 +23,7 @@ async function main(): Promise<void> {
     project: "ai-platform",
     knownSecretKeys: PROGRAM_SECRET_KEYS,
     env: process.env,
-    program: () => import("./index"),
+    program: async () => (await import("./program")).program(),
   });
   console.log(`rendered ${result.resources.length} resources and ${result.manifests.length} manifests to ${out}`);
 }

@@ -17,10 +17,11 @@ const ROOT = path.resolve(__dirname, "..");
 const CHART = "kubernetes:helm.sh/v4:Chart";
 const ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
 const SERVICE = "kubernetes:core/v1:Service";
+const CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile";
 
 async function run(overrides: Record<string, string | undefined> = {}): Promise<{ rs: ResourceRecord[]; out: ServingOutputs | undefined }> {
   const { resources, outputs } = await runWithMocks(
-    async () => (await import("./serving")).deployServingIfConfigured(),
+    async () => (await import("./program")).program().serving,
     { config: servingConfig(overrides) },
   );
   return { rs: resources, out: outputs };
@@ -78,7 +79,7 @@ describe("serving stack on mocks, every sample referenced", () => {
   test("no parent Gateway: no HTTPRoute; a headless Service per model; everything waits for the namespace", () => {
     expect(rs.filter((r) => r.type === ROUTE)).toEqual([]);
     expect(rs.filter((r) => r.type === SERVICE).map((r) => r.name).sort()).toEqual(["model-bge-small-en", "model-qwen3-8b", "model-sim-chat"]);
-    for (const r of rs.filter((x) => x.type.startsWith("kubernetes:") && x.type !== "kubernetes:core/v1:Namespace")) {
+    for (const r of rs.filter((x) => x.type.startsWith("kubernetes:") && x.type !== "kubernetes:core/v1:Namespace" && x.type !== CONFIG_FILE)) {
       expect([r.type, r.name, r.dependsOn.includes("app-serving")]).toEqual([r.type, r.name, true]);
     }
   });
@@ -89,9 +90,9 @@ describe("serving stack on mocks, every sample referenced", () => {
     for (const r of objects) expect(() => validateAnyObject(toManifest(r))).not.toThrow();
   });
 
-  test("models are not retained: removing one from serving:models and applying deletes it; the namespace stays", () => {
+  test("models are not retained: removing one from serving:models and applying deletes it; the namespace and the CRDs stay", () => {
     for (const r of rs.filter((x) => x.type.startsWith("kubernetes:"))) {
-      expect([r.type, r.name, r.retainOnDelete]).toEqual([r.type, r.name, r.type === "kubernetes:core/v1:Namespace"]);
+      expect([r.type, r.name, r.retainOnDelete]).toEqual([r.type, r.name, r.type === "kubernetes:core/v1:Namespace" || r.type === CONFIG_FILE]);
     }
   });
 
@@ -139,7 +140,7 @@ describe("configuration changes what is declared", () => {
     const { resources, outputs } = await runWithMocks(
       async () => {
         try {
-          (await import("./serving")).deployServingIfConfigured();
+          (await import("./program")).program();
           return undefined;
         } catch (err) {
           return err as Error;
@@ -167,7 +168,7 @@ describe("configuration changes what is declared", () => {
     expect((err as Error).message).toContain("serving:gpuCapacity: ");
     const missing = await run({ "serving:models": JSON.stringify(["generative/nope"]) }).catch((e: Error) => e);
     expect((missing as Error).message).toContain("serving:models [0]: no model folder deployments/models/generative/nope");
-    const { resources } = await runWithMocks(async () => (await import("./serving")).deployServingIfConfigured(), { config: { "platform:labelDomain": "ai-platform.io" } });
+    const { resources } = await runWithMocks(async () => (await import("./program")).program().serving, { config: { "platform:labelDomain": "ai-platform.io" } });
     expect(resources).toEqual([]);
   });
 });
@@ -185,8 +186,7 @@ describe("offline render with monitoring and serving", () => {
       knownSecretKeys: MONITORING_SECRETS,
       env: { PULUMI_CONFIG: JSON.stringify(config), PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(MONITORING_SECRETS) },
       program: async () => {
-        (await import("./monitoring")).deployMonitoringIfConfigured();
-        return (await import("./serving")).deployServingIfConfigured();
+        return (await import("./program")).program();
       },
     });
   });

@@ -1,20 +1,19 @@
 // The model-serving part of the program: every model referenced in `serving:models`, each as an InferencePool
-// release then a model-server release, and the model catalog the gateway reads (exported, see README).
+// release then a model-server release, and the model catalog the gateway reads (exported, see docs/serving.md).
 import * as k8s from "@pulumi/kubernetes";
-import * as pulumi from "@pulumi/pulumi";
+import type * as pulumi from "@pulumi/pulumi";
 import type { CatalogInput } from "../gateway/src/config/catalog";
-import { hasNamespace } from "../infra/platform/config";
+import type { Cluster } from "../infra/platform/cluster";
 import { RETAIN } from "../infra/platform/retain";
 import {
   assertGpuCapacity,
   buildCatalog,
   catalogYaml,
-  CONFIG_NAMESPACE,
   gpuUsage,
   loadModelFolders,
-  loadServingConfig,
   PART_OF,
   planModels,
+  type PlannedModel,
   ServedModel,
   type ServingConfig,
 } from "../infra/serving";
@@ -30,33 +29,63 @@ export interface ServingOutputs {
   readonly gpus: Record<string, { requested: number; capacity: number }>;
 }
 
-export function deployServing(cfg: ServingConfig = loadServingConfig()): ServingOutputs {
-  // Everything is checked before anything is declared: folders (all of them), references, then GPU capacity.
+/** What the serving part will deploy, checked before anything is declared. */
+export interface ServingPlan {
+  readonly cfg: ServingConfig;
+  readonly models: readonly PlannedModel[];
+}
+
+/** Folders (all of them), references, then GPU capacity: any problem fails here, before a resource exists. */
+export function planServing(cfg: ServingConfig): ServingPlan {
   const folders = loadModelFolders(cfg.modelsDir);
-  const planned = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir);
-  assertGpuCapacity(planned, cfg.gpuCapacity);
-  const catalog = buildCatalog(planned, { namespace: cfg.namespace, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
+  const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir);
+  assertGpuCapacity(models, cfg.gpuCapacity);
+  return { cfg, models };
+}
+
+/** The CRDs the plan's objects need: the InferencePool kinds the folders use, and HTTPRoute when routes are on. */
+export function servingCrdNeeds(plan: ServingPlan): { inferencePool: string[]; gatewayApi: boolean } {
+  const groups = [...new Set(plan.models.map((m) => m.def.poolApiGroup))].sort();
+  return { inferencePool: groups.map((g) => `inferencepools.${g}`), gatewayApi: plan.cfg.parentGateway !== undefined };
+}
+
+export interface ServingCrds {
+  readonly inferencePool: pulumi.Resource[];
+  readonly gatewayApi: pulumi.Resource[];
+}
+
+export function deployServing(cluster: Cluster, plan: ServingPlan, crds: ServingCrds): ServingOutputs {
+  const { cfg, models: planned } = plan;
+  const catalog = buildCatalog(planned, { namespace: cfg.namespace, clusterDomain: cluster.domain, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
 
   // The namespace outlives the stack part (other things may live in it); the models themselves do not.
   const namespace = cfg.createNamespace
     ? new k8s.core.v1.Namespace(
         cfg.namespace,
         { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
-        RETAIN,
+        { ...RETAIN, provider: cluster.provider },
       ).metadata.name
     : cfg.namespace;
 
   for (const model of planned) {
-    new ServedModel(model.def.slug, {
-      model,
-      namespace,
-      namespaceName: cfg.namespace,
-      labelDomain: cfg.labelDomain,
-      charts: cfg.charts,
-      parentGateway: cfg.parentGateway,
-      gatewayProvider: cfg.gatewayProvider,
-      modelRegistryUrl: cfg.modelRegistryUrl,
-    });
+    new ServedModel(
+      model.def.slug,
+      {
+        model,
+        namespace,
+        namespaceName: cfg.namespace,
+        labelDomain: cfg.labelDomain,
+        charts: cfg.charts,
+        parentGateway: cfg.parentGateway,
+        gatewayProvider: cfg.gatewayProvider,
+        modelRegistryUrl: cfg.modelRegistryUrl,
+        clusterDomain: cluster.domain,
+        startupTimeout: cfg.startupTimeout,
+        awaitModelServers: cfg.awaitModelServers,
+        crds,
+      },
+      { providers: { kubernetes: cluster.provider } },
+    );
   }
 
   return {
@@ -66,9 +95,4 @@ export function deployServing(cfg: ServingConfig = loadServingConfig()): Serving
     catalogYaml: catalogYaml(catalog),
     gpus: Object.fromEntries(gpuUsage(planned, cfg.gpuCapacity).map((u) => [u.pool, { requested: u.requested, capacity: u.capacity ?? 0 }])),
   };
-}
-
-/** Deploys the serving part only when the stack has a `serving:` namespace. */
-export function deployServingIfConfigured(): ServingOutputs | undefined {
-  return hasNamespace(CONFIG_NAMESPACE) ? deployServing() : undefined;
 }

@@ -1,0 +1,321 @@
+// Day 1 and day 2 on a real cluster, as far as Pulumi's mocks can show them: the explicit provider and what it is
+// set to, the CRDs before their users, the waits, what survives and what is replaced, and what real clusters differ
+// in. The rows of docs/lifecycle.md that mocks cannot execute are listed there as verified only on a real cluster.
+import * as k8s from "@pulumi/kubernetes";
+import { parse } from "yaml";
+import { CatalogSchema } from "../gateway/src/config/catalog";
+import { fullConfig as monitoringConfig, SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/testing";
+import { gatewayConfig, TEST_CATALOG } from "../infra/gateway/testing";
+import { clusterConfig, withOverrides } from "../infra/platform/config-testing";
+import { toManifest } from "../infra/platform/k8s-validate";
+import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
+import { servingConfig } from "../infra/serving/testing";
+import type { ProgramOutputs } from "./program";
+
+const CHART = "kubernetes:helm.sh/v4:Chart";
+const CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile";
+const CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
+const PROVIDER = "pulumi:providers:kubernetes";
+const T = { ns: "kubernetes:core/v1:Namespace", deploy: "kubernetes:apps/v1:Deployment", job: "kubernetes:batch/v1:Job", np: "kubernetes:networking.k8s.io/v1:NetworkPolicy" };
+
+/** The whole stack: monitoring, serving (every sample) and the gateway fed by the serving part. */
+function everything(overrides: Record<string, string | undefined> = {}): Record<string, string> {
+  const gateway = gatewayConfig();
+  delete gateway["gateway:catalog"];
+  return withOverrides({ ...monitoringConfig(), ...servingConfig(), ...gateway }, overrides);
+}
+
+async function run(config: Record<string, string>, extra: Partial<MockRunOptions> = {}): Promise<{ rs: ResourceRecord[]; out: ProgramOutputs }> {
+  const { resources, outputs } = await runWithMocks(async () => (await import("./program")).program(), {
+    config,
+    secretKeys: [...MONITORING_SECRETS, "gateway:redisUrl"],
+    ...extra,
+  });
+  return { rs: resources, out: outputs };
+}
+
+const named = (rs: ResourceRecord[], type: string, name: string) => {
+  const r = rs.find((x) => x.type === type && x.name === name);
+  if (!r) throw new Error(`no ${type} ${name}; have ${rs.map((x) => `${x.type} ${x.name}`).join(", ")}`);
+  return r;
+};
+/* eslint-disable @typescript-eslint/no-explicit-any -- manifests and chart values are read field by field */
+const values = (r: ResourceRecord) => r.inputs.values as any;
+const manifest = (rs: ResourceRecord[], type: string, name: string) => toManifest(named(rs, type, name)) as any;
+const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: Error) => e);
+
+describe("one explicit provider per stack", () => {
+  let rs: ResourceRecord[];
+  beforeAll(async () => {
+    rs = (await run(everything())).rs;
+  });
+
+  test("the provider names the cluster, applies server-side, adopts retained objects and keeps ConfigMaps in place", () => {
+    const providers = rs.filter((r) => r.type === PROVIDER);
+    expect(providers.map((p) => p.name)).toEqual(["cluster"]);
+    // Provider inputs travel as strings, as the engine passes them to the plugin.
+    expect(providers[0]?.inputs).toMatchObject({
+      context: "kind-ai-platform",
+      clusterIdentifier: "kind-ai-platform",
+      enableServerSideApply: "true",
+      upsertExistingObjects: "true",
+      enablePatchForce: "true",
+      enableConfigMapMutable: "true",
+    });
+  });
+
+  test("every Kubernetes resource, every chart and every read goes through it", () => {
+    const k8sResources = rs.filter((r) => r.type.startsWith("kubernetes:"));
+    expect(k8sResources.length).toBeGreaterThan(30);
+    for (const r of k8sResources) expect([r.type, r.name, r.provider]).toEqual([r.type, r.name, "cluster"]);
+  });
+
+  test("a resource that is not given the provider fails, as the engine refuses a disabled default provider", async () => {
+    const withoutProvider = () => {
+      new k8s.core.v1.ConfigMap("stray", { metadata: { name: "stray", namespace: "default" }, data: { a: "b" } });
+      return undefined;
+    };
+    const err = await failureOf(runWithMocks(withoutProvider, { config: clusterConfig() }));
+    expect(err).toBeInstanceOf(MockEngineError);
+    expect((err as Error).message).toBe("Default provider for 'kubernetes' disabled. 'kubernetes:core/v1:ConfigMap::stray' must use an explicit provider.");
+    // The same program passes where the default provider is allowed: the refusal comes from the setting.
+    await expect(runWithMocks(withoutProvider, { config: { "cluster:context": "x" } })).resolves.toBeDefined();
+  });
+});
+
+describe("CRDs are part of the program, before anything that uses them", () => {
+  test("install mode: the GAIE release of the pinned chart, retained, and every pool release waits for it", async () => {
+    const { rs } = await run(everything());
+    const crds = named(rs, CONFIG_FILE, "inferencePool-crds");
+    expect(crds.inputs.file).toBe("https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/v1.3.0/manifests.yaml");
+    expect([crds.retainOnDelete, crds.transforms]).toEqual([true, 1]);
+    for (const pool of rs.filter((r) => r.type === CHART && r.name.startsWith("gaie-"))) expect([pool.name, pool.dependsOn]).toEqual([pool.name, expect.arrayContaining(["inferencePool-crds"])]);
+    // No routes configured: no Gateway API CRDs are asked for.
+    expect(rs.some((r) => r.name.includes("gatewayApi"))).toBe(false);
+  });
+
+  test("routes on, Gateway API CRDs assumed (the default): each is read, and the routes wait for the read", async () => {
+    const { rs } = await run(everything({ "serving:parentGateway": JSON.stringify({ name: "inference-gateway", namespace: "gateway-system" }) }));
+    const read = named(rs, CRD, "cluster:crds.gatewayApi:httproutes.gateway.networking.k8s.io");
+    expect(read.read).toBe(true);
+    for (const route of rs.filter((r) => r.type === "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")) {
+      expect(route.dependsOn).toContain("cluster:crds.gatewayApi:httproutes.gateway.networking.k8s.io");
+    }
+  });
+
+  test("assume mode with the CRD missing fails preview naming the key and the CRD", async () => {
+    const config = everything({ "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways" } }) });
+    const err = await failureOf(run(config, { absentObjects: ["httproutes.gateway.networking.k8s.io"] }));
+    expect(err).toBeInstanceOf(MockEngineError);
+    expect((err as Error).message).toContain("(cluster:crds.gatewayApi:httproutes.gateway.networking.k8s.io): Preview failed: resource 'httproutes.gateway.networking.k8s.io' does not exist");
+  });
+
+  test("install mode for Gateway API, and mirrored sources for air-gapped clusters", async () => {
+    const { rs } = await run(
+      everything({
+        "serving:parentGateway": JSON.stringify({ name: "inference-gateway" }),
+        "cluster:crds": JSON.stringify({ gatewayApi: "install", inferencePool: "install" }),
+        "cluster:crdSources": JSON.stringify({ inferencePool: "https://mirror.internal/gaie/v1.3.0/manifests.yaml", gatewayApi: "crds/gateway-api-v1.3.0.yaml" }),
+      }),
+    );
+    expect(named(rs, CONFIG_FILE, "inferencePool-crds").inputs.file).toBe("https://mirror.internal/gaie/v1.3.0/manifests.yaml");
+    expect(String(named(rs, CONFIG_FILE, "gatewayApi-crds").inputs.file)).toMatch(/\/crds\/gateway-api-v1\.3\.0\.yaml$/);
+    expect(named(rs, CONFIG_FILE, "gatewayApi-crds").retainOnDelete).toBe(true);
+  });
+
+  test("assume mode for InferencePool: the CRD of each pool API group the folders use is read", async () => {
+    const { rs } = await run(everything({ "cluster:crds": JSON.stringify({ inferencePool: "assume" }) }));
+    expect(rs.filter((r) => r.type === CONFIG_FILE)).toEqual([]);
+    const read = named(rs, CRD, "cluster:crds.inferencePool:inferencepools.inference.networking.k8s.io");
+    expect(named(rs, CHART, "gaie-sim-chat").dependsOn).toContain(read.name);
+  });
+});
+
+describe("waits that fit the workload", () => {
+  test("model servers wait floor + weights × allowance; the simulator only the floor", async () => {
+    const { rs } = await run(everything());
+    // qwen3-8b: modelArtifacts.size 20Gi → 20 min + 20 × 30 s.
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.annotations).toEqual({ "pulumi.com/timeoutSeconds": String(20 * 60 + 20 * 30) });
+    expect(Number(values(named(rs, CHART, "ms-sim-chat")).decode.annotations["pulumi.com/timeoutSeconds"])).toBe(1201);
+  });
+
+  test("the floor and allowance are configurable; awaitModelServers false skips the wait", async () => {
+    const longer = await run(everything({ "serving:startupTimeout": JSON.stringify({ floorMinutes: 45, secondsPerGiB: 60 }) }));
+    expect(values(named(longer.rs, CHART, "ms-qwen3-8b")).decode.annotations["pulumi.com/timeoutSeconds"]).toBe(String(45 * 60 + 20 * 60));
+    const skipped = await run(everything({ "serving:awaitModelServers": "false" }));
+    expect(values(named(skipped.rs, CHART, "ms-qwen3-8b")).decode.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
+  });
+
+  test("the bucket Job is replaced when it failed before (replaceUnready) or its inputs change, under its own name", async () => {
+    const { rs } = await run(everything());
+    const job = named(rs, T.job, "logstore-create-bucket");
+    expect(job.deleteBeforeReplace).toBe(true);
+    expect(job.retainOnDelete).toBe(false);
+    expect(manifest(rs, T.job, "logstore-create-bucket").metadata.annotations).toEqual({ "pulumi.com/replaceUnready": "true" });
+    // The log store still waits for it.
+    expect(named(rs, CHART, "logstore").dependsOn).toContain("logstore-create-bucket");
+  });
+});
+
+describe("lifecycle rows the mocks can show", () => {
+  let base: ResourceRecord[];
+  beforeAll(async () => {
+    base = (await run(everything())).rs;
+  });
+
+  const ids = (rs: ResourceRecord[]) => rs.filter((r) => r.custom).map((r) => `${r.type} ${r.name}`);
+
+  test("destroy leaves exactly the namespaces, the CRDs and the monitoring objects (but the bucket Job)", () => {
+    const retained = base.filter((r) => r.retainOnDelete).map((r) => `${r.type} ${r.name}`);
+    const expected = base
+      .filter((r) => r.type === T.ns || r.type === CONFIG_FILE || (r.type.startsWith("kubernetes:") && isMonitoring(r) && r.name !== "logstore-create-bucket"))
+      .map((r) => `${r.type} ${r.name}`);
+    expect(retained.sort()).toEqual(expected.sort());
+    expect(retained).toEqual(expect.arrayContaining([`${T.ns} monitoring`, `${T.ns} app-serving`, `${T.ns} ai-gateway`, `${CONFIG_FILE} inferencePool-crds`]));
+  });
+
+  test("omitting a component and listing it again declares the same objects under the same names (adopted, not duplicated)", async () => {
+    const without = await run(everything({ "monitoring:components": JSON.stringify(["logstore", "viewer", "dashboards", "metrics"]) }));
+    expect(ids(without.rs)).not.toContain(`${CHART} collector`);
+    const again = await run(everything());
+    expect(ids(again.rs).sort()).toEqual(ids(base).sort());
+  });
+
+  test("a model removed and added again comes back under the same names; nothing of it was retained", async () => {
+    const removed = await run(everything({ "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) }));
+    expect(ids(removed.rs).some((id) => id.includes("qwen3-8b"))).toBe(false);
+    const qwen = base.filter((r) => r.name.includes("qwen3-8b") && r.type.startsWith("kubernetes:"));
+    expect(qwen.length).toBeGreaterThan(0);
+    for (const r of qwen) expect(r.retainOnDelete).toBe(false);
+  });
+
+  test("rotating the S3 password replaces the bucket Job (it runs again) and rolls the log store; nothing else changes", async () => {
+    const rotated = (await run(everything({ "monitoring:s3Password": "rotated-Pw-7Ghq" }))).rs;
+    const jobDigest = (rs: ResourceRecord[]) => manifest(rs, T.job, "logstore-create-bucket").spec.template.metadata.annotations["checksum/s3-credentials"];
+    const podDigest = (rs: ResourceRecord[]) => values(named(rs, CHART, "logstore")).singleBinary.podAnnotations["checksum/s3-credentials"];
+    expect(jobDigest(rotated)).not.toBe(jobDigest(base));
+    expect(podDigest(rotated)).toBe(jobDigest(rotated));
+    expect(podDigest(base)).toBe(jobDigest(base));
+    expect(jobDigest(base)).toMatch(/^[0-9a-f]{16}$/);
+    expect(values(named(rotated, CHART, "viewer"))).toEqual(values(named(base, CHART, "viewer")));
+  });
+
+  test("rotating the viewer password restarts the viewer (it applies the password at start)", async () => {
+    const rotated = (await run(everything({ "monitoring:viewerAdminPassword": "rotated-Viewer-9x" }))).rs;
+    const digest = (rs: ResourceRecord[]) => values(named(rs, CHART, "viewer")).podAnnotations["checksum/admin-password"];
+    expect(digest(rotated)).not.toBe(digest(base));
+  });
+
+  test("changing an external Redis URL rolls the gateway (it reads the URL at start)", async () => {
+    const external = (url: string) =>
+      run(everything({ "gateway:redisEgress": JSON.stringify({ cidr: "10.0.0.5/32" }), "gateway:redisUrl": url }));
+    const a = (await external("redis://:one@10.0.0.5:6379")).rs;
+    const b = (await external("redis://:two@10.0.0.5:6379")).rs;
+    const digest = (rs: ResourceRecord[]) => manifest(rs, T.deploy, "gateway").spec.template.metadata.annotations["checksum/redis-url"];
+    expect(digest(a)).not.toBe(digest(b));
+    expect(JSON.stringify(manifest(a, T.deploy, "gateway"))).not.toContain("one@");
+  });
+});
+
+describe("what real clusters differ in", () => {
+  test("the cluster domain reaches every in-cluster address", async () => {
+    const { rs, out } = await run(everything({ "cluster:domain": "corp.internal" }));
+    const catalog = CatalogSchema.parse(out.serving?.catalog);
+    expect(catalog.models.map((m) => (m.upstream.mode === "dns" ? m.upstream.host : ""))).toEqual([
+      "model-qwen3-8b.app-serving.svc.corp.internal",
+      "model-sim-chat.app-serving.svc.corp.internal",
+      "model-bge-small-en.app-serving.svc.corp.internal",
+    ]);
+    const datasources = values(named(rs, CHART, "viewer")).datasources["datasources.yaml"].datasources;
+    expect(datasources[0].url).toBe("http://logstore.monitoring.svc.corp.internal:3100");
+    expect(values(named(rs, CHART, "collector")).alloy.configMap.content).toContain("http://logstore.monitoring.svc.corp.internal:3100/loki/api/v1/push");
+    const redisUrl = await new Promise<string>((resolve) => out.gateway?.url.apply((u) => (resolve(u), u)));
+    expect(redisUrl).toBe("http://gateway.ai-gateway.svc.corp.internal:80/v1");
+  });
+
+  test.each([
+    ["kube-dns", [{ ns: "kube-system", labels: { "k8s-app": "kube-dns" } }], [], 53],
+    ["node-local-dns", [{ ns: "kube-system", labels: { "k8s-app": "kube-dns" } }], ["169.254.20.10/32"], 53],
+    ["openshift", [{ ns: "openshift-dns", labels: { "dns.operator.openshift.io/daemonset-dns": "default" } }], [], 5353],
+  ] as const)("DNS egress for %s", async (preset, pods, cidrs, port) => {
+    const { rs } = await run(everything({ "cluster:dns": preset }));
+    const egress = manifest(rs, T.np, "gateway").spec.egress as { to: Record<string, any>[]; ports?: unknown[] }[];
+    const dns = egress.find((e) => JSON.stringify(e.ports ?? []).includes(`"UDP"`));
+    expect(dns?.ports).toEqual([
+      { protocol: "UDP", port },
+      { protocol: "TCP", port },
+    ]);
+    expect(dns?.to).toEqual([
+      ...pods.map((p) => ({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": p.ns } }, podSelector: { matchLabels: p.labels } })),
+      ...cidrs.map((cidr) => ({ ipBlock: { cidr } })),
+    ]);
+  });
+
+  test("upstreams given as IPs are allowed by address and port; external host names need gateway:extraEgress", async () => {
+    const catalog = {
+      models: [
+        ...TEST_CATALOG.models,
+        { id: "vm-model", category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.1.2.3:8000" }, { url: "http://[fd00::7]:8001" }] } },
+      ],
+    };
+    const standalone = (extra: Record<string, string> = {}) => runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig({ "gateway:catalog": JSON.stringify(catalog), ...extra }) });
+    const { resources } = await standalone();
+    const egress = manifest(resources, T.np, "gateway").spec.egress;
+    expect(egress).toEqual(
+      expect.arrayContaining([
+        { to: [{ ipBlock: { cidr: "10.1.2.3/32" } }], ports: [{ protocol: "TCP", port: 8000 }] },
+        { to: [{ ipBlock: { cidr: "fd00::7/128" } }], ports: [{ protocol: "TCP", port: 8001 }] },
+      ]),
+    );
+    const external = { ...catalog, models: [...catalog.models, { id: "ext", category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "https://vllm.corp.example.com" }] } }] };
+    const err = await failureOf(runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig({ "gateway:catalog": JSON.stringify(external) }) }));
+    expect((err as Error).message).toMatch(/gateway:extraEgress: required: .*vllm\.corp\.example\.com/);
+  });
+
+  test("the gateway of its own stack reads the serving catalog through a StackReference", async () => {
+    const catalog = { models: [TEST_CATALOG.models[0]] };
+    const { resources } = await runWithMocks(async () => (await import("./program")).program(), {
+      config: gatewayConfig({ "gateway:catalog": undefined, "gateway:servingStack": "acme/ai-platform/serving-prod" }),
+      stackOutputs: { "acme/ai-platform/serving-prod": { serving: { catalog, namespace: "models-prod" } } },
+    });
+    expect(parse(manifest(resources, "kubernetes:core/v1:ConfigMap", "gateway-catalog").data["catalog.yaml"])).toEqual(catalog);
+    expect(manifest(resources, T.np, "gateway").spec.egress[0].to[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"]).toBe("models-prod");
+    expect(named(resources, "pulumi:pulumi:StackReference", "acme/ai-platform/serving-prod")).toBeDefined();
+  });
+});
+
+describe("bad stack configuration fails preview naming the key", () => {
+  const preview = (config: Record<string, string>) => failureOf(runWithMocks(async () => (await import("./program")).program(), { config }));
+
+  test("a missing kube context", async () => {
+    const err = await preview(everything({ "cluster:context": undefined }));
+    expect((err as Error).message).toContain("cluster:context: required: the kube context of the cluster this stack changes");
+  });
+
+  test("unknown and invalid cluster keys, together with other parts' problems", async () => {
+    const err = await preview(everything({ "cluster:bogus": "1", "cluster:dns": "coredns", "cluster:crds": JSON.stringify({ gatewayApi: "maybe" }), "gateway:replicas": "0" }));
+    const message = (err as Error).message;
+    for (const key of ["cluster:bogus: unknown key", "cluster:dns: must be one of kube-dns, node-local-dns, openshift", "cluster:crds [gatewayApi]", "gateway:replicas"]) expect(message).toContain(key);
+  });
+
+  test("nothing is declared when the configuration is bad", async () => {
+    const resources: ResourceRecord[] = [];
+    await runWithMocks(
+      async () => {
+        try {
+          (await import("./program")).program();
+        } catch {
+          /* expected */
+        }
+      },
+      { config: everything({ "cluster:context": undefined }) },
+    ).then((r) => resources.push(...r.resources));
+    expect(resources).toEqual([]);
+  });
+});
+
+function isMonitoring(r: ResourceRecord): boolean {
+  if (r.type === CHART) return ["logstore", "viewer", "collector", "metrics"].includes(r.name);
+  const ns = (r.inputs.metadata as { namespace?: string } | undefined)?.namespace;
+  return ns === "monitoring" || r.name === "monitoring";
+}
