@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: "node",
-  roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments"],
+  roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments", "<rootDir>/docs"],
   testMatch: ["**/*.test.ts"],
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }],

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { CatalogSchema, type CatalogInput } from "../../gateway/src/config/catalog";
 import { SETTINGS_ENV } from "../../gateway/src/config/settings";
-import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../platform/config";
+import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
@@ -69,60 +69,81 @@ export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
 export const gatewaySchema = z
   .strictObject({
-    image,
-    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
-    imagePullSecrets: z.array(dnsSubdomain).optional(),
-    namespace: dnsLabel.default("ai-gateway"),
-    /** Where the model servers (or the inference gateway of pool mode) run: the only upstream egress allowed. */
-    servingNamespace: dnsLabel.optional(),
-    replicas: positiveInt.default(2),
-    maxReplicas: positiveInt.default(6),
-    targetCpuUtilization: z.number().int().min(1).max(100).default(70),
+    image: image.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` (docs/operations.md).", "registry.example.com/ai-platform/gateway:0.1.0")),
+    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
+    imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
+    namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
+    servingNamespace: dnsLabel
+      .optional()
+      .meta(doc("Where the model servers (or the inference gateway of pool mode) run, the upstream namespace the NetworkPolicy always allows; default: the serving part's namespace, else app-serving.", "app-serving")),
+    replicas: positiveInt.default(2).meta(doc("Minimum replicas (the HPA's minReplicas; the HPA owns the count).", 2)),
+    maxReplicas: positiveInt.default(6).meta(doc("Maximum replicas the HPA may scale to.", 6)),
+    targetCpuUtilization: z.number().int().min(1).max(100).default(70).meta(doc("Average CPU utilisation (%) the HPA scales at.", 70)),
     resources: z
-      .strictObject({ requests: cpuMemory.optional(), limits: cpuMemory.optional() })
-      .optional(),
-    shutdownGraceSeconds: z.number().int().min(1).max(3600).default(30),
-    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info"),
-    env: z.partialRecord(z.enum(SETTABLE_ENV as [string, ...string[]], { error: "is not a gateway setting the stack may set (see gateway/src/config/settings.ts)" }), z.string()).optional(),
-    apiKeys: z.array(apiKeySpecSchema).default([]),
-    /** Standalone gateway only: the catalog, when no serving part in this program supplies one. */
-    catalog: z.unknown().optional(),
-    /**
-     * The stack that runs the serving part (`<org>/<project>/<stack>`): the gateway reads its `serving` output
-     * (catalog and namespace) through a StackReference, so the two parts can be owned by different stacks.
-     */
-    servingStack: z.string().regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod").optional(),
-    /**
-     * Shared rate-limit state when the gateway runs more than one replica: `auto` deploys a Redis (Valkey) for it
-     * when keys have limits and no redisUrl is set; `deploy` always does; `none` never does, and then the preview
-     * fails if limits would be multiplied by the replica count.
-     */
-    redis: z.enum(["auto", "deploy", "none"]).default("auto"),
-    /** Image of the deployed Redis (Valkey, BSD-licensed, protocol-compatible). */
-    redisImage: image.default(DEFAULT_REDIS_IMAGE),
-    /** Secret: an external Redis (redis:// or rediss://), instead of the deployed one. */
-    redisUrl: z.string().optional(),
+      .strictObject({
+        requests: cpuMemory.optional().meta(doc("`cpu` and `memory` requests (default 250m, 256Mi).", { cpu: "500m" })),
+        limits: cpuMemory.optional().meta(doc("`cpu` and `memory` limits (default 2, 512Mi).", { memory: "1Gi" })),
+      })
+      .optional()
+      .meta(doc("Container requests and limits (default: requests 250m/256Mi, limits 2/512Mi).", { limits: { memory: "1Gi" } })),
+    shutdownGraceSeconds: z.number().int().min(1).max(3600).default(30).meta(doc("Seconds in-flight requests and streams get to finish on shutdown (after the 5 s drain delay).", 120)),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info").meta(doc("Log level of the gateway process.", "debug")),
+    env: z
+      .partialRecord(z.enum(SETTABLE_ENV as [string, ...string[]], { error: "is not a gateway setting the stack may set (see gateway/src/config/settings.ts)" }), z.string())
+      .optional()
+      .meta(doc("Further gateway process settings by environment variable (docs/gateway-api.md lists them); the ones the stack sets itself are refused.", { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" })),
+    apiKeys: z
+      .array(apiKeySpecSchema)
+      .default([])
+      .meta(
+        doc(
+          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
+          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000 }, { name: "batch", rotation: 1 }],
+        ),
+      ),
+    catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), when neither the serving part of this program nor `servingStack` supplies it.")),
+    servingStack: z
+      .string()
+      .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
+      .optional()
+      .meta(doc("The stack that runs the serving part: the gateway reads its `serving` output (catalog and namespace) through a StackReference, so the two parts can be owned by different stacks.", "acme/ai-platform/serving-prod")),
+    redis: z
+      .enum(["auto", "deploy", "none"])
+      .default("auto")
+      .meta(
+        doc(
+          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
+          "deploy",
+        ),
+      ),
+    redisImage: image.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
+    redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
       .union([
         z.strictObject({ namespace: dnsLabel, podLabels: z.record(labelKey, labelValue).optional(), port: port.default(6379) }),
         z.strictObject({ cidr, port: port.default(6379) }),
       ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
-      .optional(),
-    /**
-     * Egress for upstreams that are not Services of this cluster (catalog hosts by external name): the
-     * NetworkPolicy can only allow addresses. IP-literal upstreams are allowed automatically.
-     */
-    extraEgress: z.array(z.strictObject({ cidr, ports: z.array(port).min(1) })).optional(),
-    /** Namespaces allowed to call the API port; absent = every namespace of the cluster. */
-    ingressNamespaces: z.array(dnsLabel).min(1, "must list at least one namespace (omit the key to allow all)").optional(),
+      .optional()
+      .meta(doc("Where the external Redis runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}`.", { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } })),
+    extraEgress: z
+      .array(z.strictObject({ cidr, ports: z.array(port).min(1) }))
+      .optional()
+      .meta(doc("Addresses of upstreams that are not Services of this cluster (catalog hosts by external name): a NetworkPolicy can only allow addresses. IP-literal upstreams are allowed automatically.", [{ cidr: "203.0.113.0/24", ports: [443] }])),
+    ingressNamespaces: z
+      .array(dnsLabel)
+      .min(1, "must list at least one namespace (omit the key to allow all)")
+      .optional()
+      .meta(doc("Namespaces allowed to call the API port; absent: every namespace of the cluster.", ["envoy-gateway-system", "apps"])),
     httpRoute: z
       .strictObject({
-        parentRef: z.strictObject({ name: dnsSubdomain, namespace: dnsLabel.optional(), sectionName: dnsSubdomain.optional() }),
-        hostnames: z.array(hostname).optional(),
-        /** Gateway API `timeouts.request`; many implementations default to 15 s, too short for generation. */
-        requestTimeout: duration.optional(),
+        parentRef: z
+          .strictObject({ name: dnsSubdomain, namespace: dnsLabel.optional(), sectionName: dnsSubdomain.optional() })
+          .meta(doc("The Gateway: `name`, optional `namespace` and `sectionName` (listener).", { name: "public", namespace: "gateways", sectionName: "https" })),
+        hostnames: z.array(hostname).optional().meta(doc("Host names the route answers for.", ["llm.example.com"])),
+        requestTimeout: duration.optional().meta(doc("Gateway API `timeouts.request` for the whole request; long enough for the longest generation.", "3600s")),
       })
-      .optional(),
+      .optional()
+      .meta(doc("Expose the API through a Gateway API Gateway (owned by another stack). Set `requestTimeout` generously: many implementations default to 15 s.", { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "3600s" })),
   })
   .superRefine(
     (value, ctx) => {

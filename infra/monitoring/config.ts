@@ -2,7 +2,7 @@
 // embedding block, see README), validated in one pass so that `pulumi preview` prints every offending key at once.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../platform/config";
+import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import {
   type ChartComponent,
@@ -47,34 +47,40 @@ export const monitoringSchema = z
   .object({
     components: z
       .array(z.enum(COMPONENTS))
-      .refine((list) => new Set(list).size === list.length, "must not list a component twice"),
-    logstoreVersion: chartVersion.optional(),
-    viewerVersion: chartVersion.optional(),
-    collectorVersion: chartVersion.optional(),
-    logstoreChartPath: nonEmpty.optional(),
-    viewerChartPath: nonEmpty.optional(),
-    collectorChartPath: nonEmpty.optional(),
-    logstoreStorageClass: dnsSubdomain.optional(),
-    metricsStorageClass: dnsSubdomain.optional(),
+      .refine((list) => new Set(list).size === list.length, "must not list a component twice")
+      .meta(doc("The components to deploy in namespace `monitoring`. Omitting one skips it and leaves what it deployed before in place; `dashboards` needs `viewer` listed too.", [...COMPONENTS])),
+    logstoreVersion: chartVersion.optional().meta(doc("Chart version of the log store (Loki). Required with `logstore`; the spec pins 14.1.0.", PINNED_CHARTS.logstore.version)),
+    viewerVersion: chartVersion.optional().meta(doc("Chart version of the viewer (Grafana). Required with `viewer`; the spec pins 12.3.2.", PINNED_CHARTS.viewer.version)),
+    collectorVersion: chartVersion.optional().meta(doc("Chart version of the collector (Alloy). Required with `collector`; the spec pins 1.8.1.", PINNED_CHARTS.collector.version)),
+    logstoreChartPath: nonEmpty.optional().meta(doc("Chart archive of the log store; default `charts/logstore-<version>.tgz`.", "charts/logstore-14.1.0.tgz")),
+    viewerChartPath: nonEmpty.optional().meta(doc("Chart archive of the viewer; default `charts/viewer-<version>.tgz`.", "charts/viewer-12.3.2.tgz")),
+    collectorChartPath: nonEmpty.optional().meta(doc("Chart archive of the collector; default `charts/collector-<version>.tgz`.", "charts/collector-1.8.1.tgz")),
+    logstoreStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the log store's 10Gi volume (on-prem `hostpath`; cloud `standard` or `premium-rwo`); omitted: the cluster's default class.", "standard")),
+    metricsStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the metrics server's 10Gi volume; omitted: the cluster's default class.", "standard")),
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
-      .optional(),
-    s3BucketLogstore: bucketName.optional(),
-    s3User: nonEmpty.optional(),
+      .optional()
+      .meta(doc("Object store address (cluster-internal, port 9000). Required with `logstore`. `http` makes Loki connect without TLS.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
+    s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
+    s3User: nonEmpty.optional().meta(doc("Object store user; must equal the credentials of the object store's owning stack. Required with `logstore`.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
-    s3Password: secretPresence.optional(),
-    s3ClientImage: nonEmpty.optional(),
-    viewerAdminPassword: secretPresence.optional(),
-    cloudProvider: nonEmpty,
-    nodeSelector: z.record(labelKey, labelValue).optional(),
+    s3Password: secretPresence.optional().meta(doc("Object store password; must equal the owning stack's. Rotating it re-runs the bucket Job and restarts the log store.")),
+    s3ClientImage: nonEmpty
+      .optional()
+      .meta(doc(`Image of the S3 client the bucket Job runs; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0")),
+    viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
+    cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
+    nodeSelector: z.record(labelKey, labelValue).optional().meta(doc("Node labels; validated as label pairs and set on the log store, viewer and metrics server pods and the bucket Job.", { "kubernetes.io/os": "linux" })),
     viewerEmbedding: z
       .object({
         subPath: z
           .string()
-          .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "must be a path such as /monitoring/viewer (no trailing slash)"),
+          .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "must be a path such as /monitoring/viewer (no trailing slash)")
+          .meta(doc("Path prefix the embedding proxy serves the viewer under (stripped before it reaches the viewer).", "/monitoring/viewer")),
       })
       .strict()
-      .optional(),
+      .optional()
+      .meta(doc("The embedding block: the viewer's root URL becomes the sub-path with serving from sub-path off, anonymous Viewer access on. Direct port-forward access then fails to load the app's files.", { subPath: "/monitoring/viewer" })),
   })
   .strict()
   .superRefine(

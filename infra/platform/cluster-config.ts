@@ -5,7 +5,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { REPO_ROOT } from "./charts";
-import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "./config";
+import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "./config";
 import { dnsSubdomain } from "./labels";
 
 export const CLUSTER_NAMESPACE = "cluster";
@@ -53,31 +53,52 @@ const manifestSource = z.string().min(1).refine((s) => !/^http:\/\//.test(s), "m
 
 export const clusterSchema = z
   .strictObject({
-    /** The kubeconfig context of the cluster this stack changes. Required unless `kubeconfig` is set. */
-    context: z.string().min(1).optional(),
-    /** Secret: a kubeconfig (its contents or a path). Default: $KUBECONFIG or ~/.kube/config. */
-    kubeconfig: z.literal(PRESENT).optional(),
-    /**
-     * A stable name of the cluster (the provider's clusterIdentifier). Renaming a context or refreshing the
-     * kubeconfig then updates the provider in place instead of replacing it, which would replace every object.
-     */
-    name: dnsLabel.optional(),
-    /** The cluster's DNS domain; not every cluster uses cluster.local. */
-    domain: dnsSubdomain.default("cluster.local"),
-    dns: z.union([z.enum(DNS_PRESETS), customDnsSchema], { error: `must be one of ${DNS_PRESETS.join(", ")} or { namespace, podLabels, cidrs, ports }` }).default("kube-dns"),
-    /** Who owns the CRDs the platform uses. Gateway API CRDs usually belong to the cluster's gateway controller. */
+    context: z
+      .string()
+      .min(1)
+      .optional()
+      .meta(doc("The kubeconfig context of the cluster this stack changes. Required unless `kubeconfig` is set: the current context never decides.", "kind-ai-platform")),
+    kubeconfig: z
+      .literal(PRESENT)
+      .optional()
+      .meta(doc("A kubeconfig, its contents or a path (CI without a kube context). Default: $KUBECONFIG or ~/.kube/config.")),
+    name: dnsLabel
+      .optional()
+      .meta(doc("A stable name of the cluster (the provider's clusterIdentifier; default: the context). Renaming the context or refreshing the kubeconfig then updates the provider in place instead of replacing it, which would replace every object.", "prod-eu-west")),
+    domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain, used in every in-cluster address (not every cluster uses cluster.local).", "cluster.local")),
+    dns: z
+      .union([z.enum(DNS_PRESETS), customDnsSchema], { error: `must be one of ${DNS_PRESETS.join(", ")} or { namespace, podLabels, cidrs, ports }` })
+      .default("kube-dns")
+      .meta(
+        doc(
+          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (CoreDNS/kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `node-local-dns` (NodeLocal DNSCache on 169.254.20.10 plus kube-dns), `openshift` (openshift-dns pods on 5353), or `{namespace, podLabels, cidrs, ports}`.",
+          "node-local-dns",
+          { cidrs: ["10.96.0.10/32"], ports: [53] },
+        ),
+      ),
     crds: z
-      .strictObject({ inferencePool: z.enum(CRD_MODES).default("install"), gatewayApi: z.enum(CRD_MODES).default("assume") })
-      .prefault({}),
-    /** Mirrored copies of the CRD manifests (air-gapped clusters); default: the upstream release assets. */
-    crdSources: z.strictObject({ inferencePool: manifestSource.optional(), gatewayApi: manifestSource.optional() }).prefault({}),
-    /** Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies. */
-    gatewayApiVersion: z.string().regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0").default("v1.3.0"),
-    /**
-     * Server-side apply takes over fields another field manager holds (e.g. objects left behind by an earlier
-     * stack, or edited by hand). The stack owns what it declares; set false to be told about conflicts instead.
-     */
-    forceConflicts: z.boolean().default(true),
+      .strictObject({
+        inferencePool: z.enum(CRD_MODES).default("install").meta(doc("InferencePool CRDs: `install` (this stack applies the GAIE release matching the pinned chart and keeps them on destroy) or `assume` (read at preview; a missing one fails it).", "assume")),
+        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:httpRoute`); usually owned by the cluster's gateway controller.", "install")),
+      })
+      .prefault({})
+      .meta(doc("Who owns the CRDs the platform's objects need (docs/lifecycle.md).", { inferencePool: "install", gatewayApi: "assume" })),
+    crdSources: z
+      .strictObject({
+        inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
+        gatewayApi: manifestSource.optional().meta(doc("Mirror of the Gateway API `standard-install.yaml`.", "crds/gateway-api-v1.3.0-standard.yaml")),
+      })
+      .prefault({})
+      .meta(doc("Mirrored copies of the CRD manifests for air-gapped clusters (default: the upstream release assets).")),
+    gatewayApiVersion: z
+      .string()
+      .regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0")
+      .default("v1.3.0")
+      .meta(doc("Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies.", "v1.3.0")),
+    forceConflicts: z
+      .boolean()
+      .default(true)
+      .meta(doc("Server-side apply takes over fields another field manager holds (objects left behind by an earlier stack, or edited by hand). The stack owns what it declares; false reports the conflict instead.", false)),
   })
   .superRefine(
     (v, ctx) => {

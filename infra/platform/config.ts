@@ -3,6 +3,14 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
 
+/**
+ * Documentation of one configuration key, attached to its zod schema with `.meta(doc(…))`: the configuration
+ * reference (docs/configuration.md) is generated from it, and a test validates every example against the key's schema.
+ */
+export function doc(description: string, ...examples: unknown[]): { description: string; examples?: unknown[] } {
+  return examples.length > 0 ? { description, examples } : { description };
+}
+
 /** Thrown for invalid stack configuration; the message lists every offending key, one per line. */
 export class ConfigError extends Error {
   constructor(

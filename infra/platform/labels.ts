@@ -6,7 +6,7 @@
 // here and nowhere else.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ConfigError, issuesToLines } from "./config";
+import { ConfigError, doc, issuesToLines } from "./config";
 
 /** Value of the `<label_domain>/platform` label on every platform pod. */
 export const PLATFORM_NAME = "ai-platform";
@@ -25,6 +25,16 @@ export const dnsSubdomain = z
     /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/,
     "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), e.g. ai-platform.example.com",
   );
+
+/** The `platform:` namespace, shared by every stack (only the label domain so far). */
+export const platformSchema = z.strictObject({
+  labelDomain: dnsSubdomain.meta(
+    doc(
+      "Domain of the platform pod labels (`<label_domain>/platform`, `/model-slug`, `/model-category`, `/nodegroup`). The collector keeps only pods labelled `<label_domain>/platform=ai-platform`, and the serving and gateway stacks stamp the same labels, so every stack of a cluster must use the same value.",
+      "ai-platform.example.com",
+    ),
+  ),
+});
 
 /** The platform label keys under one domain. */
 export interface PlatformLabelKeys {

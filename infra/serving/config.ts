@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
 import { CHART_VERSION_PATTERN, chartArchivePath, REPO_ROOT } from "../platform/charts";
-import { ConfigError, decodeStructured, issuesToLines, readNamespace } from "../platform/config";
+import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
 import { nodeGroupSchema } from "./folder-schemas";
@@ -20,41 +20,56 @@ const httpUrl = (example: string) => z.url({ protocol: /^https?$/, error: `must 
 
 export const servingSchema = z
   .strictObject({
-    /** Models to deploy, as `<category>/<model>` folders under modelsDir. Removing one and applying stops serving it. */
-    models: z.array(modelRef).refine((l) => new Set(l).size === l.length, "must not list a model twice"),
-    namespace: dnsLabel.default(DEFAULT_NAMESPACE),
-    /** false when the namespace belongs to another stack. */
-    createNamespace: z.boolean().default(true),
-    /** Folder of the model folders; default deployments/models (relative paths are from the repository root). */
-    modelsDir: z.string().min(1).optional(),
-    modelServiceVersion: chartVersion.default(PINNED_CHARTS["llm-d-modelservice"].version),
-    inferencePoolVersion: chartVersion.default(PINNED_CHARTS.inferencepool.version),
-    modelServiceChartPath: z.string().min(1).optional(),
-    inferencePoolChartPath: z.string().min(1).optional(),
-    /** Accelerators per node group (`default` = on-prem `workload: gpu` nodes); the GPU preflight checks against it. */
-    gpuCapacity: z.record(z.union([z.literal("default"), nodeGroupSchema]), z.number().int().min(0, "must be a GPU count >= 0")).default({}),
-    /** Per-model decode replicas, overriding the folder's `decode.replicas` (0 = scaled to zero, e.g. before a GPU swap). */
-    replicas: z.record(modelRef, z.number().int().min(0, "must be a replica count >= 0")).default({}),
-    /** Gateway API Gateway the per-model HTTPRoutes attach to (owned by another stack). No key, no HTTPRoutes. */
-    parentGateway: z.strictObject({ name: dnsLabel, namespace: dnsLabel.optional(), sectionName: dnsLabel.optional() }).optional(),
-    /** In-cluster URL of that Gateway; when set, the catalog sends each model to its InferencePool through it. */
-    inferenceGatewayUrl: httpUrl("http://inference-gateway.gateway-system.svc.cluster.local").optional(),
-    /** GAIE `provider.name` for the cluster's Gateway implementation (istio also gets the EPP DestinationRule host). */
-    gatewayProvider: z.enum(["none", "istio", "gke"]).optional(),
-    /** HF-compatible endpoint of the internal weights registry: set as HF_ENDPOINT on model servers that download weights. */
-    modelRegistryUrl: httpUrl("https://models.registry.internal/api/huggingface").optional(),
-    /**
-     * How long `pulumi up` waits for a model server to become ready: floorMinutes plus secondsPerGiB for every GiB
-     * of the model's `modelArtifacts.size` (weights download and load).
-     */
+    models: z
+      .array(modelRef)
+      .refine((l) => new Set(l).size === l.length, "must not list a model twice")
+      .meta(doc("Models to deploy, as `<category>/<model>` folders under `modelsDir`. Removing one and applying stops serving it (the spec's removal).", ["generative/qwen3-8b", "embedder/bge-small-en"])),
+    namespace: dnsLabel.default(DEFAULT_NAMESPACE).meta(doc("Namespace of the model servers.", "app-serving")),
+    createNamespace: z.boolean().default(true).meta(doc("false when the namespace belongs to another stack (then it must exist).", false)),
+    modelsDir: z.string().min(1).optional().meta(doc("Folder of the model folders; default `deployments/models` (relative paths are from the repository root).", "deployments/models")),
+    modelServiceVersion: chartVersion.default(PINNED_CHARTS["llm-d-modelservice"].version).meta(doc("Version of the llm-d-modelservice chart (`charts/llm-d-modelservice-<version>.tgz`).", "v0.4.5")),
+    inferencePoolVersion: chartVersion
+      .default(PINNED_CHARTS.inferencepool.version)
+      .meta(doc("Version of the GAIE inferencepool chart; the InferencePool CRDs come from the same GAIE release.", "v1.3.0")),
+    modelServiceChartPath: z.string().min(1).optional().meta(doc("Override of the modelservice chart archive path.", "charts/llm-d-modelservice-v0.4.5.tgz")),
+    inferencePoolChartPath: z.string().min(1).optional().meta(doc("Override of the inferencepool chart archive path.", "charts/inferencepool-v1.3.0.tgz")),
+    gpuCapacity: z
+      .record(z.union([z.literal("default"), nodeGroupSchema]), z.number().int().min(0, "must be a GPU count >= 0"))
+      .default({})
+      .meta(doc("GPUs per node group (`default` = the on-prem `workload: gpu` nodes). The preflight fails the preview when the referenced models request more.", { default: 8, "gpu-small": 2 })),
+    replicas: z
+      .record(modelRef, z.number().int().min(0, "must be a replica count >= 0"))
+      .default({})
+      .meta(doc("Per-model decode replicas, overriding the folder's `decode.replicas`; 0 scales a model to zero (first step of a swap on a full GPU).", { "generative/qwen3-8b": 0 })),
+    parentGateway: z
+      .strictObject({
+        name: dnsLabel.meta(doc("Name of the Gateway.", "inference-gateway")),
+        namespace: dnsLabel.optional().meta(doc("Its namespace (default: the serving namespace).", "gateway-system")),
+        sectionName: dnsLabel.optional().meta(doc("The Gateway listener to attach to.", "http")),
+      })
+      .optional()
+      .meta(doc("Gateway API Gateway (owned by another stack) the per-model HTTPRoutes attach to; no key, no HTTPRoutes.", { name: "inference-gateway", namespace: "gateway-system" })),
+    inferenceGatewayUrl: httpUrl("http://inference-gateway.gateway-system.svc.cluster.local")
+      .optional()
+      .meta(doc("In-cluster URL of that Gateway; when set, the catalog sends each model to its InferencePool through it (pool mode).", "http://inference-gateway.gateway-system.svc.cluster.local")),
+    gatewayProvider: z
+      .enum(["none", "istio", "gke"])
+      .optional()
+      .meta(doc("GAIE `provider.name` for the cluster's Gateway implementation (`istio` also gets the EPP DestinationRule host).", "istio")),
+    modelRegistryUrl: httpUrl("https://models.registry.internal/api/huggingface")
+      .optional()
+      .meta(doc("Hugging Face-compatible endpoint of the internal weights registry, set as HF_ENDPOINT on model servers that download `hf://` weights.", "https://models.registry.internal/api/huggingface")),
     startupTimeout: z
       .strictObject({
-        floorMinutes: z.number().int().min(1).max(24 * 60).default(DEFAULT_STARTUP_TIMEOUT.floorMinutes),
-        secondsPerGiB: z.number().min(0).max(3600).default(DEFAULT_STARTUP_TIMEOUT.secondsPerGiB),
+        floorMinutes: z.number().int().min(1).max(24 * 60).default(DEFAULT_STARTUP_TIMEOUT.floorMinutes).meta(doc("Minutes every model server gets.", 20)),
+        secondsPerGiB: z.number().min(0).max(3600).default(DEFAULT_STARTUP_TIMEOUT.secondsPerGiB).meta(doc("Seconds more per GiB of the folder's `modelArtifacts.size` (download and load).", 30)),
       })
-      .prefault({}),
-    /** false: `pulumi up` does not wait for model servers (the gateway lists a model once a replica is ready). */
-    awaitModelServers: z.boolean().default(true),
+      .prefault({})
+      .meta(doc("How long `pulumi up` waits for a model server to become ready (the provider's default is 10 minutes).", { floorMinutes: 30, secondsPerGiB: 45 })),
+    awaitModelServers: z
+      .boolean()
+      .default(true)
+      .meta(doc("false: `pulumi up` does not wait for model servers; the gateway lists a model once a replica is ready and answers 503 until then.", false)),
   })
   .superRefine(
     (value, ctx) => {

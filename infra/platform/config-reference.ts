@@ -1,0 +1,122 @@
+// The configuration reference (docs/configuration.md), generated from the zod schemas that validate the stack
+// configuration, so the page cannot say something the code does not do. Each key's description and examples come
+// from its `.meta(doc(…))`; type and default from zod's own JSON Schema. `npm run docs:config` writes the page; a test
+// fails when the committed page and the schemas differ, and validates every example against its key's schema.
+import { z } from "zod";
+
+/** One configuration namespace of the stacks. */
+export interface NamespaceReference {
+  readonly namespace: string;
+  readonly title: string;
+  /** What the namespace configures and who needs it (Markdown). */
+  readonly intro: string;
+  readonly schema: z.ZodObject;
+  /** Keys set with `pulumi config set --secret`. */
+  readonly secretKeys: readonly string[];
+}
+
+type JsonSchema = {
+  type?: string | string[];
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: JsonSchema | boolean;
+  propertyNames?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+  description?: string;
+  examples?: unknown[];
+};
+
+export interface KeyRow {
+  readonly key: string;
+  readonly type: string;
+  readonly default?: unknown;
+  readonly required: boolean;
+  readonly secret: boolean;
+  readonly description: string;
+  readonly examples: readonly unknown[];
+}
+
+const code = (v: unknown) => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``;
+
+/** A short, readable type from a JSON Schema node. */
+export function typeOf(s: JsonSchema): string {
+  if (s.const !== undefined) return code(s.const);
+  if (s.enum) return s.enum.map(code).join(" | ");
+  if (s.anyOf) return s.anyOf.map(typeOf).join(" or ");
+  const range = (n: JsonSchema) =>
+    n.minimum !== undefined && n.maximum !== undefined && n.maximum < Number.MAX_SAFE_INTEGER ? ` ${n.minimum}–${n.maximum}` : n.minimum !== undefined ? ` ≥ ${n.minimum}` : "";
+  switch (s.type) {
+    case "array":
+      return `list of ${s.items ? typeOf(s.items) : "values"}`;
+    case "object":
+      if (s.properties && Object.keys(s.properties).length > 0) return "object";
+      if (typeof s.additionalProperties === "object") return `map of ${s.propertyNames ? typeOf(s.propertyNames) : "string"} → ${typeOf(s.additionalProperties)}`;
+      return "object";
+    case "integer":
+    case "number":
+      return `${s.type}${range(s)}`;
+    case undefined:
+      return "any";
+    default:
+      return Array.isArray(s.type) ? s.type.join(" or ") : s.type;
+  }
+}
+
+/** Every key of a namespace, objects with named properties expanded one level (`crds.inferencePool`). */
+export function keyRows(ref: NamespaceReference): KeyRow[] {
+  const json = z.toJSONSchema(ref.schema, { io: "input", unrepresentable: "any" }) as JsonSchema & { required?: string[] };
+  const rows: KeyRow[] = [];
+  for (const [key, s] of Object.entries(json.properties ?? {})) {
+    const secret = ref.secretKeys.includes(key);
+    rows.push({
+      key,
+      type: secret ? "secret string" : typeOf(s),
+      default: s.default !== undefined && !(typeof s.default === "object" && s.default !== null && Object.keys(s.default).length === 0 && s.properties) ? s.default : undefined,
+      required: json.required?.includes(key) ?? false,
+      secret,
+      description: s.description ?? "",
+      examples: s.examples ?? [],
+    });
+    if (s.type === "object" && s.properties) {
+      for (const [sub, t] of Object.entries(s.properties)) {
+        rows.push({ key: `${key}.${sub}`, type: typeOf(t), default: t.default, required: false, secret: false, description: t.description ?? "", examples: t.examples ?? [] });
+      }
+    }
+  }
+  return rows;
+}
+
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+export function renderNamespace(ref: NamespaceReference): string {
+  const rows = keyRows(ref);
+  const lines = [
+    `## \`${ref.namespace}:\` ${ref.title}`,
+    "",
+    ref.intro,
+    "",
+    "| Key | Type | Default | Required | Description | Example |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) =>
+      [
+        `\`${ref.namespace}:${r.key}\``,
+        cell(r.type),
+        r.default === undefined ? "" : cell(code(r.default)),
+        r.required ? "yes" : r.secret ? "secret" : "",
+        cell(r.description),
+        r.secret ? cell(`\`pulumi config set --secret ${ref.namespace}:${r.key} …\``) : r.examples[0] === undefined ? "" : cell(code(r.examples[0])),
+      ].join(" | ").replace(/^/, "| ").replace(/$/, " |"),
+    ),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+export function renderReference(title: string, preamble: string, refs: readonly NamespaceReference[]): string {
+  return [`# ${title}`, "", preamble, "", ...refs.map(renderNamespace)].join("\n");
+}

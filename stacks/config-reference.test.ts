@@ -1,0 +1,94 @@
+// docs/configuration.md is generated from the schemas: it must be up to date, describe every key, and every
+// example it shows must be accepted by the key's own schema.
+import * as fs from "fs";
+import { z } from "zod";
+import { keyRows } from "../infra/platform/config-reference";
+import { CONFIGURATION_PAGE } from "../scripts/docs-config";
+import { CONFIG_NAMESPACES, configurationReference } from "./config-reference";
+
+describe("configuration reference", () => {
+  test("docs/configuration.md is the page the schemas generate (run `npm run docs:config` after changing a schema)", () => {
+    expect(fs.readFileSync(CONFIGURATION_PAGE, "utf8")).toBe(configurationReference());
+  });
+
+  test.each(CONFIG_NAMESPACES.map((n) => [n.namespace, n] as const))("every %s: key has a description", (_ns, ref) => {
+    const missing = keyRows(ref).filter((r) => r.description.trim() === "").map((r) => r.key);
+    expect(missing).toEqual([]);
+  });
+
+  test.each(CONFIG_NAMESPACES.map((n) => [n.namespace, n] as const))("every %s: example is valid for its key", (_ns, ref) => {
+    const shape = ref.schema.shape as Record<string, z.ZodType>;
+    let checked = 0;
+    for (const row of keyRows(ref)) {
+      const [top, sub] = row.key.split(".");
+      const field = sub === undefined ? shape[top as string] : (unwrapObject(shape[top as string])?.shape as Record<string, z.ZodType> | undefined)?.[sub];
+      expect([row.key, field !== undefined]).toEqual([row.key, true]);
+      for (const example of row.examples) {
+        const result = (field as z.ZodType).safeParse(example);
+        expect([row.key, example, result.success ? "valid" : result.error.issues.map((i) => i.message).join("; ")]).toEqual([row.key, example, "valid"]);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  test("secret keys are marked secret and show no example value", () => {
+    const rows = CONFIG_NAMESPACES.flatMap((n) => keyRows(n).map((r) => ({ ns: n.namespace, ...r })));
+    const secrets = rows.filter((r) => r.secret).map((r) => `${r.ns}:${r.key}`);
+    expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "monitoring:s3Password", "monitoring:viewerAdminPassword"]);
+    for (const r of rows.filter((x) => x.secret)) expect(r.examples).toEqual([]);
+  });
+});
+
+/** The object schema under optional/default/prefault wrappers (what `crds` or `startupTimeout` hold). */
+function unwrapObject(s: z.ZodType | undefined): z.ZodObject | undefined {
+  let cur: unknown = s;
+  for (let i = 0; i < 5 && cur; i++) {
+    if (cur instanceof z.ZodObject) return cur;
+    cur = (cur as { def?: { innerType?: unknown } }).def?.innerType;
+  }
+  return undefined;
+}
+
+describe("every `pulumi config set` in the book names a real key, with a value it accepts", () => {
+  const path = require("path") as typeof import("path");
+  const ROOT = path.resolve(__dirname, "..");
+  const files = [path.join(ROOT, "README.md"), ...fs.readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => path.join(ROOT, "docs", f))];
+  const commands = files.flatMap((file) =>
+    [...fs.readFileSync(file, "utf8").matchAll(/pulumi config set (--secret |--path )?'?([a-z-]+):([A-Za-z][A-Za-z0-9-]*)([^'\s`]*)'?(?: ([^\s`|]+))?/g)].map((m) => ({
+      file: path.relative(ROOT, file),
+      flag: m[1]?.trim(),
+      namespace: m[2] as string,
+      key: m[3] as string,
+      path: m[4] as string,
+      value: m[5],
+    })),
+  );
+
+  test("the book has such commands", () => {
+    expect(commands.length).toBeGreaterThan(10);
+  });
+
+  test.each(commands.map((c) => [`${c.file}: ${c.namespace}:${c.key}${c.path} ${c.value ?? ""}`, c] as const))("%s", (_label, c) => {
+    if (c.namespace === "pulumi") {
+      expect(c.key).toBe("disable-default-providers");
+      return;
+    }
+    const ref = CONFIG_NAMESPACES.find((n) => n.namespace === c.namespace);
+    expect([c.namespace, ref !== undefined]).toEqual([c.namespace, true]);
+    const field = (ref?.schema.shape as Record<string, z.ZodType>)[c.key];
+    expect([c.key, field !== undefined]).toEqual([c.key, true]);
+    if (c.flag === "--secret") expect(ref?.secretKeys).toContain(c.key);
+    // A plain value given literally is parsed as the program would (JSON for structured keys) and must validate.
+    if (c.flag === undefined && c.value !== undefined && !c.value.includes("$") && c.path === "") {
+      let decoded: unknown = c.value;
+      try {
+        decoded = JSON.parse(c.value);
+      } catch {
+        /* a plain string */
+      }
+      const result = (field as z.ZodType).safeParse(typeof decoded === "number" || typeof decoded === "boolean" || typeof decoded === "object" ? decoded : c.value);
+      expect([c.key, c.value, result.success]).toEqual([c.key, c.value, true]);
+    }
+  });
+});
