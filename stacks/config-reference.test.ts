@@ -1,6 +1,7 @@
 // docs/configuration.md is generated from the schemas: it must be up to date, describe every key, and every
 // example it shows must be accepted by the key's own schema.
 import * as fs from "fs";
+import * as path from "path";
 import { z } from "zod";
 import { keyRows } from "../infra/platform/config-reference";
 import { CONFIGURATION_PAGE } from "../scripts/docs-config";
@@ -51,7 +52,6 @@ function unwrapObject(s: z.ZodType | undefined): z.ZodObject | undefined {
 }
 
 describe("every `pulumi config set` in the book names a real key, with a value it accepts", () => {
-  const path = require("path") as typeof import("path");
   const ROOT = path.resolve(__dirname, "..");
   const files = [path.join(ROOT, "README.md"), ...fs.readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => path.join(ROOT, "docs", f))];
   const commands = files.flatMap((file) =>
