@@ -6,7 +6,8 @@ import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { CatalogSchema, type CatalogInput } from "../../gateway/src/config/catalog";
 import { SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
-import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
 export const CONFIG_NAMESPACE = "gateway";
@@ -36,24 +37,14 @@ export const MANAGED_ENV = new Set([
 ]);
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
-const nonEmpty = z.string().min(1, "must not be empty");
-/** RFC 1123 label, as Kubernetes requires for namespace and object names. */
-const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits, '-'; at most 63)");
 /** A pinned image: a tag other than `latest`, or a digest (rollouts and rollbacks must mean something). */
 const image = z
   .string()
   .regex(/^[a-z0-9][a-z0-9._\-/:]*[a-z0-9](@sha256:[0-9a-f]{64})?$/, "must be an image reference such as registry.example.com/ai-platform/gateway:0.1.0")
   .refine((ref) => /@sha256:/.test(ref) || (/:[\w][\w.-]{0,127}$/.test(ref.slice(ref.lastIndexOf("/") + 1)) && !/:latest$/.test(ref)), "must be pinned: a tag other than latest, or a digest");
-/** Kubernetes resource quantities (`250m`, `1`, `512Mi`). */
-const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 250m, 1, 256Mi");
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
-const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
-const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
-const port = z.number().int().min(1).max(65535);
 const positiveInt = z.number().int().positive();
-const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$|^[0-9a-fA-F:]+\/\d{1,3}$/, "must be a CIDR such as 10.0.12.7/32");
 const hostname = z.string().regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a hostname such as api.example.com");
-const duration = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, "must be a Gateway API duration such as 600s or 10m");
 
 /** One declared API key: the key file entry without its hash, plus `rotation` (bump it to issue a new secret). */
 export const apiKeySpecSchema = z.strictObject({
@@ -120,7 +111,7 @@ export const gatewaySchema = z
     redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
       .union([
-        z.strictObject({ namespace: dnsLabel, podLabels: z.record(labelKey, labelValue).optional(), port: port.default(6379) }),
+        z.strictObject({ namespace: dnsLabel, podLabels: labelMap.optional(), port: port.default(6379) }),
         z.strictObject({ cidr, port: port.default(6379) }),
       ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
       .optional()

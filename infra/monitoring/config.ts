@@ -3,7 +3,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
-import { checkLabelDomain, dnsSubdomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { chartVersion, dnsSubdomain, labelMap, nonEmpty } from "../platform/schema-rules";
 import {
   type ChartComponent,
   type Component,
@@ -25,14 +26,9 @@ const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding"
 /** Stands in for a secret value during validation: the schema checks presence only, never the value. */
 const PRESENT = "<set>";
 
-const chartVersion = z.string().regex(/^\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, "must be a chart version such as 14.1.0");
-const nonEmpty = z.string().min(1, "must not be empty");
 const secretPresence = z.literal(PRESENT);
 /** S3 bucket naming rules (3–63 chars, lowercase, digits, '.', '-'). */
 const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name");
-/** Kubernetes label keys/values as nodeSelector entries. */
-const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
-const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
 
 /** Which keys each enabled component needs (spec: "All config keys of enabled components must be present"). */
 export const REQUIRED_BY_COMPONENT: Readonly<Record<Component, readonly string[]>> = {
@@ -70,7 +66,7 @@ export const monitoringSchema = z
       .meta(doc(`Image of the S3 client the bucket Job runs; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0")),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
     cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
-    nodeSelector: z.record(labelKey, labelValue).optional().meta(doc("Node labels; validated as label pairs and set on the log store, viewer and metrics server pods and the bucket Job.", { "kubernetes.io/os": "linux" })),
+    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and set on the log store, viewer and metrics server pods and the bucket Job.", { "kubernetes.io/os": "linux" })),
     viewerEmbedding: z
       .object({
         subPath: z

@@ -9,5 +9,4 @@ export function chartArchivePath(component: string, version: string): string {
   return path.join(REPO_ROOT, "charts", `${component}-${version}.tgz`);
 }
 
-/** Helm chart versions as pinned in this repository (semver, optional `v` as some charts tag it, pre-release/build). */
-export const CHART_VERSION_PATTERN = /^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/;
+export { CHART_VERSION_PATTERN } from "./schema-rules";

@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { REPO_ROOT } from "./charts";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "./config";
-import { dnsSubdomain } from "./labels";
+import { cidr, dnsLabel, dnsSubdomain, labelMap, port } from "./schema-rules";
 
 export const CLUSTER_NAMESPACE = "cluster";
 
@@ -18,11 +18,6 @@ const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts"])
 /** Stands in for a secret value during validation: the schema checks presence only. */
 const PRESENT = "<set>";
 
-const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits and '-')");
-const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/, "must be a label key");
-const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$/, "must be a label value");
-const port = z.number().int().min(1).max(65535);
-const cidr = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$|^[0-9a-fA-F:]+\/\d{1,3}$/, "must be a CIDR such as 169.254.20.10/32");
 
 /**
  * Where cluster DNS answers, for the NetworkPolicies that allow DNS egress. Presets cover the common clusters:
@@ -35,7 +30,7 @@ const customDnsSchema = z
   .strictObject({
     /** Namespace and pod labels of the DNS pods (both or neither). */
     namespace: dnsLabel.optional(),
-    podLabels: z.record(labelKey, labelValue).optional(),
+    podLabels: labelMap.optional(),
     /** Addresses of a node-local cache or of DNS servers outside the cluster. */
     cidrs: z.array(cidr).optional(),
     /** Ports the DNS servers listen on (after Service translation), UDP and TCP. */

@@ -3,8 +3,8 @@
 // shape), and `validateAnyObject` picks the right check for any object.
 import { z } from "zod";
 import { modelFor, validateKubernetesObject } from "./k8s-validate";
+import { dnsLabel, gatewayDuration as duration, port } from "./schema-rules";
 
-const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label");
 const objectName = z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a DNS subdomain");
 const objectMeta = z.object({
   name: objectName,
@@ -12,9 +12,6 @@ const objectMeta = z.object({
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),
 });
-/** Gateway API durations: `1h`, `30s`, `500ms`, `0s` (GEP-2257). */
-const duration = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, "must be a Gateway API duration such as 30s");
-const port = z.number().int().min(1).max(65535);
 
 /** gateway.networking.k8s.io/v1 HTTPRoute: the fields the platform sets (Gateway API v1.x standard channel). */
 export const HttpRouteSchema = z.strictObject({

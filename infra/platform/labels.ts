@@ -7,6 +7,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ConfigError, doc, issuesToLines } from "./config";
+import { dnsSubdomain } from "./schema-rules";
+
+export { dnsSubdomain };
 
 /** Value of the `<label_domain>/platform` label on every platform pod. */
 export const PLATFORM_NAME = "ai-platform";
@@ -14,17 +17,6 @@ export const PLATFORM_NAME = "ai-platform";
 /** Config namespace and key of the shared label domain. */
 export const LABEL_DOMAIN_KEY = "platform:labelDomain";
 
-/**
- * A DNS subdomain as Kubernetes requires for a label prefix (RFC 1123: lowercase alphanumerics and '-',
- * dot-separated, at most 253 characters, each part at most 63).
- */
-export const dnsSubdomain = z
-  .string()
-  .max(253, "must be at most 253 characters")
-  .regex(
-    /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$/,
-    "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), e.g. ai-platform.example.com",
-  );
 
 /** The `platform:` namespace, shared by every stack (only the label domain so far). */
 export const platformSchema = z.strictObject({

@@ -3,7 +3,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
-import { CHART_VERSION_PATTERN, chartArchivePath, REPO_ROOT } from "../platform/charts";
+import { chartArchivePath, REPO_ROOT } from "../platform/charts";
+import { chartVersion, dnsLabel } from "../platform/schema-rules";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
@@ -13,8 +14,6 @@ import { DEFAULT_STARTUP_TIMEOUT, type StartupTimeout } from "./startup";
 /** Keys that Pulumi passes JSON-encoded (lists, maps, booleans). */
 const STRUCTURED_KEYS = new Set(["models", "gpuCapacity", "replicas", "parentGateway", "createNamespace", "startupTimeout", "awaitModelServers"]);
 
-const dnsLabel = z.string().regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, "must be a DNS label (lowercase letters, digits and '-')");
-const chartVersion = z.string().regex(CHART_VERSION_PATTERN, "must be a chart version such as v1.3.0");
 const modelRef = z.string().regex(new RegExp(`^(${CATEGORIES.join("|")})/[A-Za-z0-9._-]+$`), `must be <category>/<model> with <category> one of ${CATEGORIES.join(", ")}`);
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL such as ${example}` });
 

@@ -3,14 +3,12 @@
 import { z } from "zod";
 import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
 import { quantityGiB } from "./startup";
+import { labelKey, labelMap, labelValue, port } from "../platform/schema-rules";
 
-const port = z.number().int().min(1).max(65535);
+export { labelKey, labelValue };
+
 const count = z.number().int().min(0);
 const positive = z.number().int().min(1);
-/** Kubernetes label keys and values (the pod labels end up as a Deployment selector, so they must be valid). */
-export const labelKey = z.string().regex(/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, "must be a label key");
-export const labelValue = z.string().regex(/^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/, "must be a label value");
-const labelMap = z.record(labelKey, labelValue);
 /** Release names are `gaie-<slug>` and `ms-<slug>`; the chart derives `<release>-epp` and `<release>-llm-d-modelservice-decode`. */
 export const slugSchema = z.string().regex(/^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$/, "must be 1-40 lowercase letters, digits and '-', starting with a letter");
 /** A node group name is stamped as a label value and used in a nodeSelector. */
