@@ -13,7 +13,10 @@ import { gatewayConfig, SECRET_KEYS, TEST_CATALOG, TEST_KEYS, TEST_REDIS_URL } f
 import { isKubernetesObject, toManifest, validateKubernetesObject } from "../infra/platform/k8s-validate";
 import { isSecretValue, redactSecrets, type ResourceRecord, revealSecrets, runWithMocks } from "../infra/platform/mocks";
 import { render } from "../infra/platform/render";
-import type { GatewayOutputs, ServingSupply } from "./gateway";
+import type { GatewayOutputs } from "./gateway";
+
+/** What the serving part of the same program hands the gateway. */
+type ServingSupply = { catalog: CatalogInput; namespace: string };
 import { PROGRAM_SECRET_KEYS } from "./render";
 
 interface Run {
@@ -28,11 +31,13 @@ const value = <T>(o: pulumi.Output<T>) => new Promise<T>((resolve) => o.apply((v
 
 /** The gateway part alone with a given serving supply (as the serving part of the same program would hand it). */
 async function deployWithSupply(supply: ServingSupply): Promise<GatewayOutputs> {
-  const { deployGateway } = await import("./gateway");
+  const { deployGateway, planGateway } = await import("./gateway");
   const { createCluster } = await import("../infra/platform/cluster");
   const { loadClusterConfig } = await import("../infra/platform/cluster-config");
-  const { loadGatewayConfig } = await import("../infra/gateway");
-  return deployGateway(createCluster(loadClusterConfig()), loadGatewayConfig(), supply);
+  const { createDigestKey } = await import("../infra/platform/secret-digest");
+  const { loadGatewayConfig, loadGatewaySecrets } = await import("../infra/gateway");
+  const plan = planGateway(loadGatewayConfig(), supply);
+  return deployGateway({ cluster: createCluster(loadClusterConfig()), plan, redisUrl: loadGatewaySecrets().redisUrl, routeCrds: [], digestKey: createDigestKey() });
 }
 
 async function run(overrides: Record<string, string | undefined> = {}, serving?: () => ServingSupply): Promise<Run> {
@@ -99,6 +104,8 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
         `${T.svc} gateway-redis`,
         `${T.np} gateway-redis`,
         "random:index/randomPassword:RandomPassword gateway-redis-password",
+        // The stack's key for secret digests on pod templates.
+        "random:index/randomBytes:RandomBytes secret-digest-key",
         `${T.cm} gateway-catalog`,
         `${T.secret} gateway-api-keys`,
         `${T.bytes} gateway-key-team-a`,
@@ -399,7 +406,7 @@ describe("options", () => {
 });
 
 describe("catalog source and configuration errors", () => {
-  const fromServing = (): ServingSupply => ({ catalog: pulumi.output(TEST_CATALOG), namespace: pulumi.output("serving-ns") });
+  const fromServing = (): ServingSupply => ({ catalog: TEST_CATALOG, namespace: "serving-ns" });
 
   test("the serving part's catalog and namespace are used when it is in the program", async () => {
     const r = await run({ "gateway:catalog": undefined }, fromServing);

@@ -8,7 +8,7 @@ import { NAMESPACE as MONITORING_NAMESPACE } from "../infra/monitoring/constants
 import type { Cluster } from "../infra/platform/cluster";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
-import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, loadGatewaySecrets, PART_OF } from "../infra/gateway";
+import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, PART_OF } from "../infra/gateway";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
 /** What the serving part (of this program or of another stack) hands the gateway. */
@@ -26,37 +26,76 @@ export interface GatewayOutputs {
   readonly catalogChecksum: pulumi.Output<string>;
 }
 
+/** Where the gateway's catalog comes from, decided (and checked) before anything is declared. */
+export type CatalogSource =
+  | { readonly kind: "serving"; readonly catalog: CatalogInput; readonly namespace: string }
+  | { readonly kind: "stack"; readonly stack: string }
+  | { readonly kind: "config"; readonly catalog: CatalogInput };
+
+export interface GatewayPlan {
+  readonly cfg: GatewayConfig;
+  readonly source: CatalogSource;
+}
+
+/**
+ * Exactly one of the serving part of this program, `gateway:servingStack` and `gateway:catalog`; a catalog known now
+ * is also checked against what the NetworkPolicy can allow (one from another stack is checked when it arrives).
+ */
+export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInput; namespace: string }): GatewayPlan {
+  const given = [serving && "the serving part of this program", cfg.servingStack && "gateway:servingStack", cfg.catalog && "gateway:catalog"].filter(Boolean);
+  if (given.length > 1) throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:catalog: must come from one source, not ${given.join(" and ")}`]);
+  const source: CatalogSource | undefined = serving
+    ? { kind: "serving", ...serving }
+    : cfg.servingStack
+      ? { kind: "stack", stack: cfg.servingStack }
+      : cfg.catalog
+        ? { kind: "config", catalog: cfg.catalog }
+        : undefined;
+  if (!source) {
+    throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:catalog: required for a standalone gateway (no serving part in this program; or set gateway:servingStack)`]);
+  }
+  if (source.kind !== "stack") {
+    const problem = egressProblem(upstreamPeers(source.catalog), cfg.extraEgress);
+    if (problem) throw new ConfigError(CONFIG_NAMESPACE, [problem]);
+  }
+  return { cfg, source };
+}
+
 /** The serving stack's `serving` output (stacks/serving.ts ServingOutputs), read through a StackReference. */
 export function servingFromStack(stack: string): ServingSupply {
   const serving = new pulumi.StackReference(stack).requireOutput("serving") as pulumi.Output<{ catalog: CatalogInput; namespace: string }>;
   return { catalog: serving.apply((s) => s.catalog), namespace: serving.apply((s) => s.namespace) };
 }
 
-/** The catalog source: exactly one of the serving part, `gateway:servingStack` and `gateway:catalog`. */
-export function chooseSupply(cfg: GatewayConfig, serving?: ServingSupply): ServingSupply | { catalog: CatalogInput; namespace?: undefined } {
-  const given = [serving && "the serving part of this program", cfg.servingStack && "gateway:servingStack", cfg.catalog && "gateway:catalog"].filter(Boolean);
-  if (given.length > 1) {
-    throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:catalog: must come from one source, not ${given.join(" and ")}`]);
+function supplyOf(source: CatalogSource): { catalog: pulumi.Input<CatalogInput>; namespace?: pulumi.Input<string> } {
+  switch (source.kind) {
+    case "serving":
+      return source;
+    case "stack":
+      return servingFromStack(source.stack);
+    case "config":
+      return { catalog: source.catalog };
   }
-  if (serving) return serving;
-  if (cfg.servingStack) return servingFromStack(cfg.servingStack);
-  if (cfg.catalog) return { catalog: cfg.catalog };
-  throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:catalog: required for a standalone gateway (no serving part in this program; or set gateway:servingStack)`]);
 }
 
-export function deployGateway(cluster: Cluster, cfg: GatewayConfig, serving?: ServingSupply, routeCrds: pulumi.Resource[] = []): GatewayOutputs {
-  const supply = chooseSupply(cfg, serving);
-  // A catalog known now is checked now (a preview error naming the key); one from another stack when it arrives.
-  if (!pulumi.Output.isInstance(supply.catalog)) {
-    const problem = egressProblem(upstreamPeers(supply.catalog as CatalogInput), cfg.extraEgress);
-    if (problem) throw new ConfigError(CONFIG_NAMESPACE, [problem]);
-  }
-  const { redisUrl } = loadGatewaySecrets();
+export interface GatewayDeployment {
+  readonly cluster: Cluster;
+  readonly plan: GatewayPlan;
+  /** Secret Output of `gateway:redisUrl`, when set. */
+  readonly redisUrl?: pulumi.Output<string>;
+  /** What the HTTPRoute waits for (the Gateway API CRDs). */
+  readonly routeCrds: pulumi.Resource[];
+  /** The stack's key for secret digests on pod templates. */
+  readonly digestKey: pulumi.Input<string>;
+}
 
+export function deployGateway(d: GatewayDeployment): GatewayOutputs {
+  const { cfg } = d.plan;
+  const supply = supplyOf(d.plan.source);
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
     { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
-    { ...RETAIN, provider: cluster.provider },
+    { ...RETAIN, provider: d.cluster.provider },
   );
   const gateway = new Gateway(
     "gateway",
@@ -66,12 +105,14 @@ export function deployGateway(cluster: Cluster, cfg: GatewayConfig, serving?: Se
       catalog: supply.catalog,
       servingNamespace: cfg.servingNamespace ?? supply.namespace ?? DEFAULT_SERVING_NAMESPACE,
       monitoringNamespace: MONITORING_NAMESPACE,
-      redisUrl,
-      clusterDomain: cluster.domain,
-      dns: cluster.dns,
-      routeDependsOn: routeCrds,
+      redisUrl: d.redisUrl,
+      clusterDomain: d.cluster.domain,
+      dns: d.cluster.dns,
+      routeDependsOn: d.routeCrds,
+      fixedUserIds: d.cluster.fixedUserIds,
+      digestKey: d.digestKey,
     },
-    { providers: { kubernetes: cluster.provider }, dependsOn: [ns] },
+    { providers: { kubernetes: d.cluster.provider }, dependsOn: [ns] },
   );
   return { namespace: ns.metadata.name, url: gateway.url, apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
 }

@@ -1,5 +1,10 @@
 // Entry point of the Pulumi program (Pulumi.yaml `main: stacks/`): the stack outputs are the parts' outputs.
+import * as pulumi from "@pulumi/pulumi";
+import { requireStackProvider } from "../infra/platform/provider-guard";
 import { program } from "./program";
+
+// Before anything is declared: no Kubernetes resource may reach the cluster of the current kube context.
+pulumi.runtime.registerResourceTransform(requireStackProvider);
 
 const outputs = program();
 export const monitoring = outputs.monitoring;

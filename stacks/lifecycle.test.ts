@@ -1,6 +1,8 @@
 // Day 1 and day 2 on a real cluster, as far as Pulumi's mocks can show them: the explicit provider and what it is
 // set to, the CRDs before their users, the waits, what survives and what is replaced, and what real clusters differ
 // in. The rows of docs/lifecycle.md that mocks cannot execute are listed there as verified only on a real cluster.
+import * as fs from "fs";
+import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";
 import { parse } from "yaml";
 import { CatalogSchema } from "../gateway/src/config/catalog";
@@ -9,9 +11,11 @@ import { gatewayConfig, TEST_CATALOG } from "../infra/gateway/testing";
 import { clusterConfig, withOverrides } from "../infra/platform/config-testing";
 import { toManifest } from "../infra/platform/k8s-validate";
 import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
+import { parseStackYaml } from "../infra/platform/stack-config";
 import { servingConfig } from "../infra/serving/testing";
 import type { ProgramOutputs } from "./program";
 
+const ROOT = path.resolve(__dirname, "..");
 const CHART = "kubernetes:helm.sh/v4:Chart";
 const CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile";
 const CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
@@ -56,12 +60,13 @@ describe("one explicit provider per stack", () => {
     // Provider inputs travel as strings, as the engine passes them to the plugin.
     expect(providers[0]?.inputs).toMatchObject({
       context: "kind-ai-platform",
-      clusterIdentifier: "kind-ai-platform",
       enableServerSideApply: "true",
       upsertExistingObjects: "true",
       enablePatchForce: "true",
       enableConfigMapMutable: "true",
+      enableSecretMutable: "true",
     });
+    expect(providers[0]?.inputs.clusterIdentifier).toBeUndefined();
   });
 
   test("every Kubernetes resource, every chart and every read goes through it", () => {
@@ -163,7 +168,7 @@ describe("lifecycle rows the mocks can show", () => {
     base = (await run(everything())).rs;
   });
 
-  const ids = (rs: ResourceRecord[]) => rs.filter((r) => r.custom).map((r) => `${r.type} ${r.name}`);
+  const ids = (rs: ResourceRecord[]) => rs.map((r) => `${r.type} ${r.name}`);
 
   test("destroy leaves exactly the namespaces, the CRDs and the monitoring objects (but the bucket Job)", () => {
     const retained = base.filter((r) => r.retainOnDelete).map((r) => `${r.type} ${r.name}`);
@@ -174,19 +179,39 @@ describe("lifecycle rows the mocks can show", () => {
     expect(retained).toEqual(expect.arrayContaining([`${T.ns} monitoring`, `${T.ns} app-serving`, `${T.ns} ai-gateway`, `${CONFIG_FILE} inferencePool-crds`]));
   });
 
-  test("omitting a component and listing it again declares the same objects under the same names (adopted, not duplicated)", async () => {
-    const without = await run(everything({ "monitoring:components": JSON.stringify(["logstore", "viewer", "dashboards", "metrics"]) }));
-    expect(ids(without.rs)).not.toContain(`${CHART} collector`);
-    const again = await run(everything());
-    expect(ids(again.rs).sort()).toEqual(ids(base).sort());
+  test("omitting a component: exactly its objects leave the program, and each of them is retained (stays in the cluster)", async () => {
+    const without = (await run(everything({ "monitoring:components": JSON.stringify(["logstore", "viewer", "dashboards", "metrics"]) }))).rs;
+    const left = base.filter((r) => !ids(without).includes(`${r.type} ${r.name}`));
+    expect(left.map((r) => `${r.type} ${r.name}`)).toEqual([`ai-platform:monitoring:Collector collector`, `${CHART} collector`]);
+    expect(left.filter((r) => r.custom || r.type === CHART).every((r) => r.retainOnDelete)).toBe(true);
+    // Nothing else changed: listing it again declares exactly the objects of the first run, under the same names,
+    // which the provider adopts (upsertExistingObjects) instead of failing with AlreadyExists.
+    expect(ids(without).every((id) => ids(base).includes(id))).toBe(true);
   });
 
-  test("a model removed and added again comes back under the same names; nothing of it was retained", async () => {
-    const removed = await run(everything({ "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) }));
-    expect(ids(removed.rs).some((id) => id.includes("qwen3-8b"))).toBe(false);
-    const qwen = base.filter((r) => r.name.includes("qwen3-8b") && r.type.startsWith("kubernetes:"));
-    expect(qwen.length).toBeGreaterThan(0);
-    for (const r of qwen) expect(r.retainOnDelete).toBe(false);
+  test("a model removed: exactly its objects leave and none is retained (it stops serving); added again: the same names", async () => {
+    const removed = (await run(everything({ "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) }))).rs;
+    const left = base.filter((r) => !ids(removed).includes(`${r.type} ${r.name}`));
+    expect(left.length).toBeGreaterThan(3);
+    for (const r of left) expect([r.type, r.name, r.name.includes("qwen3-8b"), r.retainOnDelete]).toEqual([r.type, r.name, true, false]);
+    expect(ids(removed).every((id) => ids(base).includes(id))).toBe(true);
+    expect(ids((await run(everything())).rs).sort()).toEqual(ids(base).sort());
+  });
+
+  test("the bucket Job runs again when its script changes too", () => {
+    const annotations = manifest(base, T.job, "logstore-create-bucket").spec.template.metadata.annotations;
+    expect(Object.keys(annotations).sort()).toEqual(["checksum/s3-credentials", "checksum/script"]);
+    expect(annotations["checksum/script"]).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  test("where the cluster assigns pod user ids (OpenShift), the gateway's pods set none", async () => {
+    const { rs } = await run(everything({ "cluster:fixedUserIds": "false" }));
+    for (const name of ["gateway", "gateway-redis"]) {
+      const spec = manifest(rs, T.deploy, name).spec.template.spec;
+      expect(JSON.stringify(spec)).not.toMatch(/runAsUser|runAsGroup|fsGroup/);
+      expect(spec.securityContext.runAsNonRoot).toBe(true);
+    }
+    expect(manifest(base, T.deploy, "gateway").spec.template.spec.securityContext).toMatchObject({ runAsUser: 10001, fsGroup: 10001 });
   });
 
   test("rotating the S3 password replaces the bucket Job (it runs again) and rolls the log store; nothing else changes", async () => {
@@ -235,10 +260,10 @@ describe("what real clusters differ in", () => {
 
   test.each([
     ["kube-dns", [{ ns: "kube-system", labels: { "k8s-app": "kube-dns" } }], [], 53],
-    ["node-local-dns", [{ ns: "kube-system", labels: { "k8s-app": "kube-dns" } }], ["169.254.20.10/32"], 53],
+    [{ preset: "node-local-dns", serviceIP: "10.43.0.10" }, [{ ns: "kube-system", labels: { "k8s-app": "kube-dns" } }], ["10.43.0.10/32", "169.254.20.10/32"], 53],
     ["openshift", [{ ns: "openshift-dns", labels: { "dns.operator.openshift.io/daemonset-dns": "default" } }], [], 5353],
-  ] as const)("DNS egress for %s", async (preset, pods, cidrs, port) => {
-    const { rs } = await run(everything({ "cluster:dns": preset }));
+  ] as const)("DNS egress for %j", async (preset, pods, cidrs, port) => {
+    const { rs } = await run(everything({ "cluster:dns": typeof preset === "string" ? preset : JSON.stringify(preset) }));
     const egress = manifest(rs, T.np, "gateway").spec.egress as { to: Record<string, any>[]; ports?: unknown[] }[];
     const dns = egress.find((e) => JSON.stringify(e.ports ?? []).includes(`"UDP"`));
     expect(dns?.ports).toEqual([
@@ -284,6 +309,40 @@ describe("what real clusters differ in", () => {
   });
 });
 
+describe("the provider guard and the stack files", () => {
+  test("a Kubernetes resource without a provider is refused, whatever the stack file says", async () => {
+    const { requireStackProvider } = await import("../infra/platform/provider-guard");
+    const args = (opts: Record<string, unknown>, type = "kubernetes:core/v1:ConfigMap") => ({ type, name: "x", custom: true, props: {}, opts });
+    expect(() => requireStackProvider(args({}))).toThrow("kubernetes:core/v1:ConfigMap::x has no Kubernetes provider");
+    expect(requireStackProvider(args({ provider: {} }))).toBeUndefined();
+    expect(requireStackProvider(args({ providers: { kubernetes: {} } }, "kubernetes:helm.sh/v4:Chart"))).toBeUndefined();
+    expect(requireStackProvider(args({}, "random:index/randomBytes:RandomBytes"))).toBeUndefined();
+  });
+
+  test("the entry point registers the guard before the program declares anything", async () => {
+    const registered: unknown[] = [];
+    const pulumi = await import("@pulumi/pulumi");
+    const spy = jest.spyOn(pulumi.runtime, "registerResourceTransform").mockImplementation((t) => void registered.push(t));
+    try {
+      await runWithMocks(async () => import("./index"), { config: everything(), secretKeys: MONITORING_SECRETS });
+    } finally {
+      spy.mockRestore();
+    }
+    const { requireStackProvider } = await import("../infra/platform/provider-guard");
+    expect(registered).toEqual([requireStackProvider]);
+  });
+
+  test("every stack file in the repository disables the default Kubernetes provider and names its cluster", () => {
+    const files = fs.readdirSync(ROOT).filter((f) => /^Pulumi\..+\.yaml$/.test(f));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const { config } = parseStackYaml(fs.readFileSync(path.join(ROOT, f), "utf8"), "ai-platform");
+      expect([f, JSON.parse(config["pulumi:disable-default-providers"] ?? "[]")]).toEqual([f, expect.arrayContaining(["kubernetes"])]);
+      expect([f, Boolean(config["cluster:context"] ?? config["cluster:kubeconfig"])]).toEqual([f, true]);
+    }
+  });
+});
+
 describe("bad stack configuration fails preview naming the key", () => {
   const preview = (config: Record<string, string>) => failureOf(runWithMocks(async () => (await import("./program")).program(), { config }));
 
@@ -295,7 +354,26 @@ describe("bad stack configuration fails preview naming the key", () => {
   test("unknown and invalid cluster keys, together with other parts' problems", async () => {
     const err = await preview(everything({ "cluster:bogus": "1", "cluster:dns": "coredns", "cluster:crds": JSON.stringify({ gatewayApi: "maybe" }), "gateway:replicas": "0" }));
     const message = (err as Error).message;
-    for (const key of ["cluster:bogus: unknown key", "cluster:dns: must be one of kube-dns, node-local-dns, openshift", "cluster:crds [gatewayApi]", "gateway:replicas"]) expect(message).toContain(key);
+    for (const key of ["cluster:bogus: unknown key", "cluster:dns: must be one of kube-dns, openshift", "cluster:crds [gatewayApi]", "gateway:replicas"]) expect(message).toContain(key);
+  });
+
+  test("a namespace nobody reads (a typo) and a secret stored in plain text", async () => {
+    const err = await failureOf(
+      runWithMocks(async () => (await import("./program")).program(), { config: { ...everything(), "gatway:replicas": "3" }, secretKeys: ["monitoring:viewerAdminPassword"] }),
+    );
+    const message = (err as Error).message;
+    expect(message).toContain('gatway:replicas: unknown configuration namespace "gatway"');
+    expect(message).toContain("monitoring:s3Password: must be stored as a secret (pulumi config set --secret monitoring:s3Password …)");
+  });
+
+  test("a gateway whose catalog cannot be allowed by the NetworkPolicy fails before anything is declared", async () => {
+    const catalog = { models: [{ id: "ext", category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "https://vllm.example.com" }] } }] };
+    const { resources, outputs } = await runWithMocks(
+      async () => (await import("./program")).program(),
+      { config: gatewayConfig({ "gateway:catalog": JSON.stringify(catalog) }) },
+    ).catch((e: Error) => ({ resources: [] as ResourceRecord[], outputs: e }));
+    expect((outputs as Error).message).toContain("gateway:extraEgress: required");
+    expect(resources).toEqual([]);
   });
 
   test("nothing is declared when the configuration is bad", async () => {

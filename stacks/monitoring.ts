@@ -8,7 +8,7 @@ import { RETAIN } from "../infra/platform/retain";
 import {
   Collector,
   Dashboards,
-  loadMonitoringSecrets,
+  type MonitoringSecrets,
   Logstore,
   Metrics,
   type MonitoringConfig,
@@ -25,8 +25,8 @@ export interface MonitoringOutputs {
   readonly cloudProvider: string;
 }
 
-export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig): MonitoringOutputs {
-  const secrets = loadMonitoringSecrets(cfg);
+/** `digestKey`: the stack's key for secret digests on pod templates (platform/secret-digest.ts). */
+export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secrets: MonitoringSecrets, digestKey: pulumi.Input<string>): MonitoringOutputs {
   // Every component talks to the cluster through the stack's provider (its children inherit it).
   const inCluster = { providers: { kubernetes: cluster.provider } };
 
@@ -54,6 +54,7 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig): Monit
       s3ClientImage: cfg.logstore.s3ClientImage,
       nodeSelector: cfg.nodeSelector,
       clusterDomain: cluster.domain,
+      digestKey,
     }, inCluster);
   }
 
@@ -68,6 +69,7 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig): Monit
       embedding: cfg.viewer.embedding,
       nodeSelector: cfg.nodeSelector,
       clusterDomain: cluster.domain,
+      digestKey,
     }, inCluster);
   }
 

@@ -1,14 +1,17 @@
 // The whole Pulumi program, as one function the entry point (stacks/index.ts), the offline render and the tests
-// all run. It is the composition root: it reads every configuration namespace first (so one preview names every
-// bad key of every part), makes the stack's one Kubernetes provider, the CRDs the parts need, then the parts.
-import { ConfigError, hasNamespace } from "../infra/platform/config";
+// all run. It is the composition root: it reads and checks every configuration namespace and plans every part first
+// (so one preview names every bad key, and nothing is declared when anything is wrong), then makes the stack's one
+// Kubernetes provider, the CRDs the parts need, and the parts.
+import * as pulumi from "@pulumi/pulumi";
+import { CONFIG_NAMESPACE as GATEWAY, type GatewayConfig, loadGatewayConfig, loadGatewaySecrets, QUALIFIED_SECRET_KEYS as GATEWAY_SECRETS } from "../infra/gateway";
+import { CONFIG_NAMESPACE as MONITORING, loadMonitoringConfig, loadMonitoringSecrets, type MonitoringConfig, QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring";
 import { createCluster } from "../infra/platform/cluster";
-import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSecrets } from "../infra/platform/cluster-config";
+import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSecrets, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
+import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/config";
 import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, REQUIRED_CRDS } from "../infra/platform/crds";
-import { CONFIG_NAMESPACE as GATEWAY, type GatewayConfig, loadGatewayConfig } from "../infra/gateway";
-import { CONFIG_NAMESPACE as MONITORING, loadMonitoringConfig, type MonitoringConfig } from "../infra/monitoring";
-import { CONFIG_NAMESPACE as SERVING, loadServingConfig, type ServingConfig } from "../infra/serving";
-import { deployGateway, type GatewayOutputs } from "./gateway";
+import { createDigestKey } from "../infra/platform/secret-digest";
+import { CONFIG_NAMESPACE as SERVING, loadServingConfig } from "../infra/serving";
+import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
 import { deployMonitoring, type MonitoringOutputs } from "./monitoring";
 import { deployServing, planServing, servingCrdNeeds, type ServingOutputs, type ServingPlan } from "./serving";
 
@@ -18,17 +21,21 @@ export interface ProgramOutputs {
   readonly gateway?: GatewayOutputs;
 }
 
-interface Configs {
+/** Configuration namespaces a stack may use: the platform's, and the engine's own (`pulumi:`). */
+export const KNOWN_NAMESPACES = [CLUSTER_NAMESPACE, "platform", MONITORING, SERVING, GATEWAY, "pulumi"] as const;
+const SECRET_KEYS = [...QUALIFIED_CLUSTER_SECRET_KEYS, ...MONITORING_SECRETS, ...GATEWAY_SECRETS];
+
+interface Plan {
   readonly cluster: ClusterConfig;
   readonly monitoring?: MonitoringConfig;
-  readonly serving?: ServingConfig;
-  readonly gateway?: GatewayConfig;
+  readonly serving?: ServingPlan;
+  readonly gateway?: GatewayPlan;
 }
 
-/** Runs a loader, collecting its ConfigError's lines instead of stopping at the first bad namespace. */
-function collect<T>(problems: string[], load: () => T): T | undefined {
+/** Runs a step, collecting its ConfigError's lines instead of stopping at the first bad namespace. */
+function collect<T>(problems: string[], step: () => T): T | undefined {
   try {
-    return load();
+    return step();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     problems.push(...err.problems);
@@ -36,16 +43,37 @@ function collect<T>(problems: string[], load: () => T): T | undefined {
   }
 }
 
-/** Every namespace the stack has, validated together; undefined when the stack deploys nothing. */
-export function loadConfigs(): Configs | undefined {
-  const parts = [MONITORING, SERVING, GATEWAY].filter(hasNamespace);
-  if (parts.length === 0) return undefined;
+/** Keys of namespaces nobody reads (a typo such as `gatway:`), and secrets stored in plain text. */
+function stackFileProblems(): string[] {
   const problems: string[] = [];
+  const keys = Object.keys(pulumi.runtime.allConfig());
+  for (const key of keys) {
+    const ns = key.slice(0, key.indexOf(":"));
+    if (!(KNOWN_NAMESPACES as readonly string[]).includes(ns)) problems.push(`${key}: unknown configuration namespace "${ns}" (the stack reads ${KNOWN_NAMESPACES.join(", ")})`);
+  }
+  for (const key of SECRET_KEYS.filter((k) => keys.includes(k))) {
+    if (isSecretConfig(key) === false) problems.push(`${key}: must be stored as a secret (pulumi config set --secret ${key} …)`);
+  }
+  return problems;
+}
+
+/** Every namespace validated and every part planned, before anything is declared; undefined when nothing to deploy. */
+export function planProgram(): Plan | undefined {
+  const parts = [MONITORING, SERVING, GATEWAY].filter(hasNamespace);
+  const problems = stackFileProblems();
+  if (parts.length === 0 && !hasNamespace(CLUSTER_NAMESPACE)) {
+    if (problems.length > 0) throw new ConfigError("stack", problems);
+    return undefined;
+  }
   const cluster = collect(problems, loadClusterConfig);
   const monitoring = parts.includes(MONITORING) ? collect(problems, loadMonitoringConfig) : undefined;
-  const serving = parts.includes(SERVING) ? collect(problems, loadServingConfig) : undefined;
-  const gateway = parts.includes(GATEWAY) ? collect(problems, loadGatewayConfig) : undefined;
-  if (problems.length > 0 || !cluster) throw new ConfigError(CLUSTER_NAMESPACE, [...new Set(problems)]);
+  const servingCfg = parts.includes(SERVING) ? collect(problems, loadServingConfig) : undefined;
+  const gatewayCfg = parts.includes(GATEWAY) ? collect(problems, loadGatewayConfig) : undefined;
+  if (problems.length > 0 || !cluster) throw new ConfigError("stack", [...new Set(problems)]);
+
+  const serving = servingCfg ? planServing(servingCfg, cluster.domain) : undefined;
+  const gateway = gatewayCfg ? collect(problems, () => planGateway(gatewayCfg, serving ? { catalog: serving.catalog, namespace: serving.cfg.namespace } : undefined)) : undefined;
+  if (problems.length > 0) throw new ConfigError("stack", problems);
   return { cluster, monitoring, serving, gateway };
 }
 
@@ -71,17 +99,18 @@ export function crdRequests(cluster: ClusterConfig, serving?: ServingPlan, gatew
 }
 
 export function program(): ProgramOutputs {
-  const configs = loadConfigs();
-  if (!configs) return {};
-  const plan = configs.serving ? planServing(configs.serving) : undefined;
+  const plan = planProgram();
+  if (!plan || (!plan.monitoring && !plan.serving && !plan.gateway)) return {};
 
-  const cluster = createCluster(configs.cluster, loadClusterSecrets().kubeconfig);
-  const crds = new ClusterCrds("cluster-crds", crdRequests(configs.cluster, plan, configs.gateway), { providers: { kubernetes: cluster.provider } });
+  const cluster = createCluster(plan.cluster, loadClusterSecrets().kubeconfig);
+  const digestKey = createDigestKey();
+  const crds = new ClusterCrds("cluster-crds", crdRequests(plan.cluster, plan.serving, plan.gateway?.cfg), { providers: { kubernetes: cluster.provider } });
   const gatewayApi = crds.ready.gatewayApi ?? [];
 
-  const monitoring = configs.monitoring ? deployMonitoring(cluster, configs.monitoring) : undefined;
-  const serving = plan ? deployServing(cluster, plan, { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }) : undefined;
-  // The serving part (when in the program) hands the gateway its catalog and namespace.
-  const gateway = configs.gateway ? deployGateway(cluster, configs.gateway, serving, gatewayApi) : undefined;
+  const monitoring = plan.monitoring ? deployMonitoring(cluster, plan.monitoring, loadMonitoringSecrets(plan.monitoring), digestKey) : undefined;
+  const serving = plan.serving ? deployServing(cluster, plan.serving, { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }) : undefined;
+  const gateway = plan.gateway
+    ? deployGateway({ cluster, plan: plan.gateway, redisUrl: loadGatewaySecrets().redisUrl, routeCrds: gatewayApi, digestKey })
+    : undefined;
   return { monitoring, serving, gateway };
 }

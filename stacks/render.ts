@@ -2,13 +2,10 @@
 import * as path from "path";
 import { parseArgs } from "util";
 import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/config";
-import { QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { render } from "../infra/platform/render";
 
 /** Secrets read by the parts of the program; each part adds its own. */
 export const PROGRAM_SECRET_KEYS: readonly string[] = [...MONITORING_SECRETS];
-/** Secrets the program may read but does not need (no placeholder is made for them). */
-export const OPTIONAL_SECRET_KEYS: readonly string[] = [...QUALIFIED_CLUSTER_SECRET_KEYS];
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

@@ -33,14 +33,20 @@ export interface ServingOutputs {
 export interface ServingPlan {
   readonly cfg: ServingConfig;
   readonly models: readonly PlannedModel[];
+  /** The gateway's catalog of these models (CatalogSchema input form). */
+  readonly catalog: CatalogInput;
 }
 
-/** Folders (all of them), references, then GPU capacity: any problem fails here, before a resource exists. */
-export function planServing(cfg: ServingConfig): ServingPlan {
+/**
+ * Folders (all of them), references, GPU capacity, then the catalog the gateway will read: any problem fails here,
+ * before a resource exists. `clusterDomain` places the models' in-cluster addresses.
+ */
+export function planServing(cfg: ServingConfig, clusterDomain: string): ServingPlan {
   const folders = loadModelFolders(cfg.modelsDir);
   const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir);
   assertGpuCapacity(models, cfg.gpuCapacity);
-  return { cfg, models };
+  const catalog = buildCatalog(models, { namespace: cfg.namespace, clusterDomain, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
+  return { cfg, models, catalog };
 }
 
 /** The CRDs the plan's objects need: the InferencePool kinds the folders use, and HTTPRoute when routes are on. */
@@ -55,8 +61,7 @@ export interface ServingCrds {
 }
 
 export function deployServing(cluster: Cluster, plan: ServingPlan, crds: ServingCrds): ServingOutputs {
-  const { cfg, models: planned } = plan;
-  const catalog = buildCatalog(planned, { namespace: cfg.namespace, clusterDomain: cluster.domain, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
+  const { cfg, models: planned, catalog } = plan;
 
   // The namespace outlives the stack part (other things may live in it); the models themselves do not.
   const namespace = cfg.createNamespace

@@ -45,6 +45,10 @@ export interface GatewayArgs {
   readonly dns: DnsSettings;
   /** What the HTTPRoute waits for: the Gateway API CRDs (installed or proved present). */
   readonly routeDependsOn?: pulumi.Input<pulumi.Resource>[];
+  /** Set the images' user ids (false where the cluster assigns them). */
+  readonly fixedUserIds: boolean;
+  /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
+  readonly digestKey: pulumi.Input<string>;
 }
 
 export class Gateway extends pulumi.ComponentResource {
@@ -96,6 +100,7 @@ export class Gateway extends pulumi.ComponentResource {
             env: cfg.env,
             catalogChecksum: checksum,
             redis: redis !== undefined,
+            fixedUserIds: args.fixedUserIds,
             extraAnnotations: redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {},
           }),
         ),
@@ -150,13 +155,14 @@ export class Gateway extends pulumi.ComponentResource {
     const child = { parent: this };
     if (!setting) return undefined;
     if (setting.mode === "external") {
-      if (args.redisUrl === undefined) throw new Error("gateway:redisUrl: required with gateway:redisEgress (pulumi config set --secret gateway:redisUrl …)");
+      // External mode exists only with gateway:redisUrl set (config.ts), so the URL is there.
+      const url = args.redisUrl as pulumi.Input<string>;
       const secret = new k8s.core.v1.Secret(
         OBJECT_NAMES.redis,
-        { metadata: meta(OBJECT_NAMES.redis), type: "Opaque", stringData: { [REDIS_URL_KEY]: pulumi.secret(args.redisUrl) } },
+        { metadata: meta(OBJECT_NAMES.redis), type: "Opaque", stringData: { [REDIS_URL_KEY]: pulumi.secret(url) } },
         child,
       );
-      return { resources: [secret], urlDigest: secretDigest("redis-url", args.redisUrl) };
+      return { resources: [secret], urlDigest: secretDigest(args.digestKey, "redis-url", url) };
     }
     const password = new random.RandomPassword(`${REDIS_NAME}-password`, { length: 32, special: false }, child).result;
     const url = pulumi.all([password, args.namespace]).apply(([pw, ns]) => redisUrl(pw, ns, args.clusterDomain));
@@ -170,13 +176,15 @@ export class Gateway extends pulumi.ComponentResource {
       REDIS_NAME,
       {
         metadata: meta(REDIS_NAME, redisLabels()),
-        spec: secretDigest("redis-config", conf).apply((configDigest) => buildRedisDeploymentSpec({ image: setting.image, configDigest, secretName: REDIS_NAME })),
+        spec: secretDigest(args.digestKey, "redis-config", conf).apply((configDigest) =>
+          buildRedisDeploymentSpec({ image: setting.image, configDigest, secretName: REDIS_NAME, fixedUserIds: args.fixedUserIds }),
+        ),
       },
       { ...child, dependsOn: [secret] },
     );
     const service = new k8s.core.v1.Service(REDIS_NAME, { metadata: meta(REDIS_NAME, redisLabels()), spec: buildRedisServiceSpec() }, child);
     new k8s.networking.v1.NetworkPolicy(REDIS_NAME, { metadata: meta(REDIS_NAME, redisLabels()), spec: buildRedisNetworkPolicySpec() }, child);
-    return { resources: [secret, deployment, service], urlDigest: secretDigest("redis-url", url) };
+    return { resources: [secret, deployment, service], urlDigest: secretDigest(args.digestKey, "redis-url", url) };
   }
 }
 

@@ -2,6 +2,7 @@
 // replicas (gateway:redis): one Valkey pod, no persistence (the buckets refill within a minute), password-protected,
 // reachable only from the gateway's pods. Plain objects: the component wraps them, tests read them directly.
 import { serviceUrl } from "../platform/cluster-config";
+import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 import { APP_NAME, PART_OF } from "./constants";
 import { selectorLabels } from "./labels";
 
@@ -10,8 +11,7 @@ export const REDIS_PORT = 6379;
 export const REDIS_CONF_KEY = "valkey.conf";
 const CONF_DIR = "/etc/valkey";
 /** Numeric user and group of the image's `valkey` user, so runAsNonRoot can verify it. */
-const REDIS_UID = 999;
-const REDIS_GID = 1000;
+const REDIS_IDENTITY: PodIdentity = { uid: 999, gid: 1000 };
 
 export function redisSelectorLabels(): Record<string, string> {
   return { "app.kubernetes.io/name": REDIS_NAME, "app.kubernetes.io/instance": REDIS_NAME };
@@ -33,7 +33,6 @@ export function redisConf(password: string): string {
     "appendonly no",
     "maxmemory 64mb",
     "maxmemory-policy volatile-ttl",
-    "dir /data",
     "",
   ].join("\n");
 }
@@ -43,7 +42,8 @@ export function redisUrl(password: string, namespace: string, clusterDomain: str
   return serviceUrl(REDIS_NAME, namespace, REDIS_PORT, clusterDomain).replace(/^http:\/\//, `redis://:${encodeURIComponent(password)}@`) + "/0";
 }
 
-export function buildRedisDeploymentSpec(args: { image: string; configDigest: string; secretName: string }) {
+export function buildRedisDeploymentSpec(args: { image: string; configDigest: string; secretName: string; fixedUserIds: boolean }) {
+  const identity = args.fixedUserIds ? REDIS_IDENTITY : undefined;
   return {
     replicas: 1,
     selector: { matchLabels: redisSelectorLabels() },
@@ -54,23 +54,19 @@ export function buildRedisDeploymentSpec(args: { image: string; configDigest: st
       spec: {
         automountServiceAccountToken: false,
         enableServiceLinks: false,
-        securityContext: { runAsNonRoot: true, runAsUser: REDIS_UID, runAsGroup: REDIS_GID, fsGroup: REDIS_GID, seccompProfile: { type: "RuntimeDefault" } },
+        securityContext: podSecurityContext(identity),
         containers: [
           {
             name: "valkey",
             image: args.image,
             command: ["valkey-server", `${CONF_DIR}/${REDIS_CONF_KEY}`],
+            // Its working directory is its data directory (an emptyDir; nothing is persisted there).
+            workingDir: "/data",
             ports: [{ name: "redis", containerPort: REDIS_PORT, protocol: "TCP" }],
             readinessProbe: { tcpSocket: { port: "redis" }, periodSeconds: 5 },
             livenessProbe: { tcpSocket: { port: "redis" }, periodSeconds: 10, failureThreshold: 3 },
             resources: { requests: { cpu: "50m", memory: "64Mi" }, limits: { cpu: "500m", memory: "128Mi" } },
-            securityContext: {
-              runAsNonRoot: true,
-              allowPrivilegeEscalation: false,
-              readOnlyRootFilesystem: true,
-              privileged: false,
-              capabilities: { drop: ["ALL"] },
-            },
+            securityContext: containerSecurityContext(identity),
             volumeMounts: [
               { name: "config", mountPath: CONF_DIR, readOnly: true },
               { name: "data", mountPath: "/data" },

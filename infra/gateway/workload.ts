@@ -18,6 +18,7 @@ import {
   TERMINATION_MARGIN_SECONDS,
 } from "./constants";
 import { gatewayLabels, selectorLabels } from "./labels";
+import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 
 /** Everything the pod template depends on; the catalog arrives as its checksum (the ConfigMap holds the text). */
 export interface WorkloadArgs {
@@ -31,6 +32,8 @@ export interface WorkloadArgs {
   readonly env: Readonly<Record<string, string>>;
   readonly catalogChecksum: string;
   readonly redis: boolean;
+  /** Set the image's user ids (false where the cluster assigns them). */
+  readonly fixedUserIds: boolean;
   /** More pod-template annotations (the Redis URL's digest: env is read at start, so a change must roll the pods). */
   readonly extraAnnotations?: Readonly<Record<string, string>>;
 }
@@ -69,20 +72,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
 
 /** The image's numeric user (gateway/Dockerfile `USER 10001:10001`). */
 export const RUNTIME_UID = 10001;
-
-/** Non-root, read-only root filesystem, no capabilities, the runtime's default seccomp profile. */
-export function containerSecurityContext() {
-  return {
-    runAsNonRoot: true,
-    runAsUser: RUNTIME_UID,
-    runAsGroup: RUNTIME_UID,
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem: true,
-    privileged: false,
-    capabilities: { drop: ["ALL"] },
-    seccompProfile: { type: "RuntimeDefault" },
-  };
-}
+export const GATEWAY_IDENTITY: PodIdentity = { uid: RUNTIME_UID, gid: RUNTIME_UID };
 
 export function buildDeploymentSpec(args: WorkloadArgs) {
   const selector = selectorLabels();
@@ -100,7 +90,7 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
         automountServiceAccountToken: false,
         enableServiceLinks: false,
         // fsGroup makes the mounted keys file readable by the container's group (defaultMode 0440 below).
-        securityContext: { runAsNonRoot: true, fsGroup: RUNTIME_UID, seccompProfile: { type: "RuntimeDefault" } },
+        securityContext: podSecurityContext(args.fixedUserIds ? GATEWAY_IDENTITY : undefined),
         ...(args.imagePullSecrets.length > 0 ? { imagePullSecrets: args.imagePullSecrets.map((name) => ({ name })) } : {}),
         // Spread over nodes and zones when possible, without blocking scheduling on small clusters.
         topologySpreadConstraints: ["kubernetes.io/hostname", "topology.kubernetes.io/zone"].map((topologyKey) => ({
@@ -122,7 +112,7 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
             readinessProbe: { httpGet: { path: PROBES.readiness, port: "http" }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 },
             livenessProbe: { httpGet: { path: PROBES.liveness, port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
             resources: { requests: { ...args.resources.requests }, limits: { ...args.resources.limits } },
-            securityContext: containerSecurityContext(),
+            securityContext: containerSecurityContext(args.fixedUserIds ? GATEWAY_IDENTITY : undefined),
             volumeMounts: [
               { name: "catalog", mountPath: CATALOG_DIR, readOnly: true },
               { name: "keys", mountPath: KEYS_DIR, readOnly: true },

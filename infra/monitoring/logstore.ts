@@ -3,6 +3,7 @@
 // The Job is not retained: it is replaced (deleted, then created under the same name) when it failed on an earlier
 // `up` (pulumi.com/replaceUnready) or when its inputs or the credentials change (a digest on its pod template), so
 // fixing the credentials and running `pulumi up` again runs it again. The same digest rolls the log store's pod.
+import { createHash } from "crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { RETAIN, retainRenderedOptions } from "../platform/retain";
@@ -27,6 +28,8 @@ export interface LogstoreArgs {
   readonly nodeSelector: Readonly<Record<string, string>>;
   /** The cluster's DNS domain (`cluster:domain`), for the `url` output. */
   readonly clusterDomain: string;
+  /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
+  readonly digestKey: pulumi.Input<string>;
 }
 
 /** pulumi-kubernetes: replace a Job that failed to become ready on an earlier update instead of waiting on it again. */
@@ -75,7 +78,8 @@ export class Logstore extends pulumi.ComponentResource {
       { parent: this, ...RETAIN },
     );
 
-    this.credentialsDigest = secretDigest("s3-credentials", args.s3User, args.s3Password);
+    const scriptDigest = createHash("sha256").update(bucketScript()).digest("hex").slice(0, 16);
+    this.credentialsDigest = secretDigest(args.digestKey, "s3-credentials", args.s3User, args.s3Password);
     this.bucketJob = new k8s.batch.v1.Job(
       BUCKET_JOB_NAME,
       {
@@ -87,7 +91,8 @@ export class Logstore extends pulumi.ComponentResource {
           credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
           scriptConfigMapName: BUCKET_SCRIPT_CONFIGMAP,
           nodeSelector: args.nodeSelector,
-          podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest },
+          // The script is part of the Job's inputs: a changed script runs the Job again too.
+          podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest, [digestAnnotation("script")]: scriptDigest },
         }),
       },
       // Same name on replacement, so the old Job goes first.

@@ -18,6 +18,8 @@ export interface ViewerArgs {
   readonly nodeSelector: Readonly<Record<string, string>>;
   /** The cluster's DNS domain (`cluster:domain`). */
   readonly clusterDomain: string;
+  /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
+  readonly digestKey: pulumi.Input<string>;
 }
 
 export const VIEWER_ADMIN_SECRET = "viewer-admin";
@@ -51,7 +53,7 @@ export class Viewer extends pulumi.ComponentResource {
           embedding: args.embedding,
           nodeSelector: args.nodeSelector,
           clusterDomain: args.clusterDomain,
-          podAnnotations: { [digestAnnotation("admin-password")]: secretDigest("viewer-admin", args.adminPassword) },
+          podAnnotations: { [digestAnnotation("admin-password")]: secretDigest(args.digestKey, "viewer-admin", args.adminPassword) },
         }),
       },
       retainRenderedOptions({ parent: this, dependsOn: [this.adminSecret] }),

@@ -14,7 +14,7 @@ export const CLUSTER_NAMESPACE = "cluster";
 export const CLUSTER_SECRET_KEYS = ["kubeconfig"] as const;
 export const QUALIFIED_CLUSTER_SECRET_KEYS: readonly string[] = CLUSTER_SECRET_KEYS.map((k) => `${CLUSTER_NAMESPACE}:${k}`);
 
-const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts"]);
+const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts", "fixedUserIds"]);
 /** Stands in for a secret value during validation: the schema checks presence only. */
 const PRESENT = "<set>";
 
@@ -22,22 +22,42 @@ const PRESENT = "<set>";
 /**
  * Where cluster DNS answers, for the NetworkPolicies that allow DNS egress. Presets cover the common clusters:
  * `kube-dns` (CoreDNS or kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE,
- * AKS), `node-local-dns` (NodeLocal DNSCache on 169.254.20.10, plus kube-dns behind it), `openshift` (the
- * openshift-dns daemonset, which listens on 5353).
+ * AKS) and `openshift` (the openshift-dns daemonset, which listens on 5353). NodeLocal DNSCache needs the kube-dns
+ * Service IP: in its iptables mode pods keep querying that address and the node-local cache (host network) answers
+ * it, so neither a pod selector nor the link-local address matches; its README prescribes an ipBlock for both.
  */
-export const DNS_PRESETS = ["kube-dns", "node-local-dns", "openshift"] as const;
-const customDnsSchema = z
+export const DNS_PRESETS = ["kube-dns", "openshift"] as const;
+const dnsObjectSchema = z
   .strictObject({
+    /** `node-local-dns`: NodeLocal DNSCache in front of kube-dns (needs `serviceIP`). */
+    preset: z.literal("node-local-dns").optional(),
+    /** The kube-dns Service IP the pods query (`kubectl -n kube-system get svc kube-dns`). */
+    serviceIP: z.union([z.ipv4(), z.ipv6()], { error: "must be an IP address" }).optional(),
+    /** The node-local cache's link-local address. */
+    localIP: z.ipv4().default("169.254.20.10"),
     /** Namespace and pod labels of the DNS pods (both or neither). */
     namespace: dnsLabel.optional(),
     podLabels: labelMap.optional(),
-    /** Addresses of a node-local cache or of DNS servers outside the cluster. */
+    /** Addresses of DNS servers outside the cluster. */
     cidrs: z.array(cidr).optional(),
     /** Ports the DNS servers listen on (after Service translation), UDP and TCP. */
     ports: z.array(port).min(1).default([53]),
   })
-  .refine((d) => (d.namespace === undefined) === (d.podLabels === undefined), "namespace and podLabels go together")
-  .refine((d) => d.namespace !== undefined || (d.cidrs?.length ?? 0) > 0, "name the DNS pods (namespace and podLabels) or their cidrs");
+  .superRefine((d, ctx) => {
+    if (d.preset === "node-local-dns") {
+      if (d.serviceIP === undefined) ctx.addIssue({ code: "custom", path: ["serviceIP"], message: "required with node-local-dns: the kube-dns Service IP the pods query (kubectl -n kube-system get svc kube-dns)" });
+      return;
+    }
+    if ((d.namespace === undefined) !== (d.podLabels === undefined)) ctx.addIssue({ code: "custom", message: "namespace and podLabels go together" });
+    if (d.namespace === undefined && (d.cidrs?.length ?? 0) === 0) ctx.addIssue({ code: "custom", message: "name the DNS pods (namespace and podLabels) or their cidrs" });
+  });
+
+export interface DnsSettings {
+  readonly namespace?: string;
+  readonly podLabels?: Readonly<Record<string, string>>;
+  readonly cidrs?: readonly string[];
+  readonly ports: readonly number[];
+}
 
 /** `install`: this stack applies the CRDs (and keeps them on destroy); `assume`: the cluster has them, checked at preview. */
 export const CRD_MODES = ["install", "assume"] as const;
@@ -59,15 +79,23 @@ export const clusterSchema = z
       .meta(doc("A kubeconfig, its contents or a path (CI without a kube context). Default: $KUBECONFIG or ~/.kube/config.")),
     name: dnsLabel
       .optional()
-      .meta(doc("A stable name of the cluster (the provider's clusterIdentifier; default: the context). Renaming the context or refreshing the kubeconfig then updates the provider in place instead of replacing it, which would replace every object.", "prod-eu-west")),
+      .meta(
+        doc(
+          "A stable name of the cluster: the provider's clusterIdentifier. With it, the provider is replaced (and with it every object) only when the name changes, never when the kubeconfig's server or credentials change. Without it the provider compares the cluster it connects to. Set it on production stacks, and never change it for the same cluster.",
+          "prod-eu-west",
+        ),
+      ),
     domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain, used in every in-cluster address (not every cluster uses cluster.local).", "cluster.local")),
     dns: z
-      .union([z.enum(DNS_PRESETS), customDnsSchema], { error: `must be one of ${DNS_PRESETS.join(", ")} or { namespace, podLabels, cidrs, ports }` })
+      .union([z.enum(DNS_PRESETS), dnsObjectSchema], {
+        error: `must be one of ${DNS_PRESETS.join(", ")}, { preset: node-local-dns, serviceIP }, or { namespace, podLabels, cidrs, ports }`,
+      })
       .default("kube-dns")
       .meta(
         doc(
-          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (CoreDNS/kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `node-local-dns` (NodeLocal DNSCache on 169.254.20.10 plus kube-dns), `openshift` (openshift-dns pods on 5353), or `{namespace, podLabels, cidrs, ports}`.",
-          "node-local-dns",
+          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (CoreDNS/kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `openshift` (openshift-dns pods on 5353), `{preset: node-local-dns, serviceIP}` (NodeLocal DNSCache: the kube-dns Service IP and 169.254.20.10, plus kube-dns), or `{namespace, podLabels, cidrs, ports}`.",
+          "openshift",
+          { preset: "node-local-dns", serviceIP: "10.96.0.10" },
           { cidrs: ["10.96.0.10/32"], ports: [53] },
         ),
       ),
@@ -90,6 +118,15 @@ export const clusterSchema = z
       .regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0")
       .default("v1.3.0")
       .meta(doc("Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies.", "v1.3.0")),
+    fixedUserIds: z
+      .boolean()
+      .default(true)
+      .meta(
+        doc(
+          "Pods run as the fixed non-root user ids their images are built for (the gateway 10001, the rate-limit store 999). Set false on OpenShift: its restricted-v2 policy assigns ids from the namespace's range and refuses pods that set their own.",
+          false,
+        ),
+      ),
     forceConflicts: z
       .boolean()
       .default(true)
@@ -104,13 +141,14 @@ export const clusterSchema = z
     { when: () => true },
   );
 
-export type DnsSettings = z.infer<typeof customDnsSchema>;
 
 export interface ClusterConfig {
   readonly context?: string;
   readonly hasKubeconfig: boolean;
-  /** clusterIdentifier of the provider: `name`, else the context. */
+  /** clusterIdentifier of the provider: `cluster:name` only (a value that changes replaces the provider). */
   readonly identifier?: string;
+  /** false on clusters that assign pod user ids themselves (OpenShift's restricted-v2): pods then set none. */
+  readonly fixedUserIds: boolean;
   readonly domain: string;
   readonly dns: DnsSettings;
   readonly crds: Readonly<Record<"inferencePool" | "gatewayApi", CrdMode>>;
@@ -119,18 +157,18 @@ export interface ClusterConfig {
   readonly forceConflicts: boolean;
 }
 
-/** The DNS peers of a preset, in the custom form. */
-export function dnsPreset(preset: (typeof DNS_PRESETS)[number]): DnsSettings {
-  const kubeDns = { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] };
-  switch (preset) {
-    case "kube-dns":
-      return kubeDns;
-    case "node-local-dns":
-      // The cache answers on a link-local address on every node and forwards misses to kube-dns.
-      return { ...kubeDns, cidrs: ["169.254.20.10/32"] };
-    case "openshift":
-      return { namespace: "openshift-dns", podLabels: { "dns.operator.openshift.io/daemonset-dns": "default" }, ports: [5353] };
+const KUBE_DNS: DnsSettings = { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] };
+
+/** The DNS peers of a `cluster:dns` value, in the custom form. */
+export function resolveDns(dns: z.infer<typeof clusterSchema>["dns"]): DnsSettings {
+  if (dns === "kube-dns") return KUBE_DNS;
+  if (dns === "openshift") return { namespace: "openshift-dns", podLabels: { "dns.operator.openshift.io/daemonset-dns": "default" }, ports: [5353] };
+  if (dns.preset === "node-local-dns") {
+    // The cache answers on the kube-dns Service IP and a link-local address on every node; kube-dns pods answer misses.
+    const host = (ip: string) => `${ip}/${ip.includes(":") ? 128 : 32}`;
+    return { ...KUBE_DNS, cidrs: [host(dns.serviceIP as string), host(dns.localIP)] };
   }
+  return { namespace: dns.namespace, podLabels: dns.podLabels, cidrs: dns.cidrs, ports: dns.ports };
 }
 
 function resolveSource(s: string | undefined): string | undefined {
@@ -151,9 +189,10 @@ export function parseClusterConfig(raw: Readonly<Record<string, string>>): Clust
   return {
     context: c.context,
     hasKubeconfig: c.kubeconfig !== undefined,
-    identifier: c.name ?? c.context,
+    identifier: c.name,
+    fixedUserIds: c.fixedUserIds,
     domain: c.domain,
-    dns: typeof c.dns === "string" ? dnsPreset(c.dns) : c.dns,
+    dns: resolveDns(c.dns),
     crds: c.crds,
     crdSources: { inferencePool: resolveSource(c.crdSources.inferencePool), gatewayApi: resolveSource(c.crdSources.gatewayApi) },
     gatewayApiVersion: c.gatewayApiVersion,

@@ -1,6 +1,6 @@
 // The `cluster:` schema, the provider it configures and the DNS egress rules, as pure functions.
 import { dnsEgressRules, providerArgs } from "./cluster";
-import { dnsPreset, parseClusterConfig } from "./cluster-config";
+import { parseClusterConfig, resolveDns } from "./cluster-config";
 import { configProblems } from "./config-testing";
 import { REPO_ROOT } from "./charts";
 import { assumedCrdName, defaultCrdSource } from "./crds";
@@ -11,7 +11,9 @@ describe("cluster configuration", () => {
     expect(c).toEqual({
       context: "kind-dev",
       hasKubeconfig: false,
-      identifier: "kind-dev",
+      // Only an explicit name: a value that changes (a renamed context) would replace the provider.
+      identifier: undefined,
+      fixedUserIds: true,
       domain: "cluster.local",
       dns: { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] },
       crds: { inferencePool: "install", gatewayApi: "assume" },
@@ -24,6 +26,7 @@ describe("cluster configuration", () => {
   test("a kubeconfig (a secret) instead of a context; a stable name keeps the provider when the context is renamed", () => {
     expect(parseClusterConfig({ kubeconfig: "apiVersion: v1 ..." })).toMatchObject({ hasKubeconfig: true, context: undefined, identifier: undefined });
     expect(parseClusterConfig({ context: "arn:aws:eks:eu-west-1:1:cluster/prod", name: "prod-eu" }).identifier).toBe("prod-eu");
+    expect(parseClusterConfig({ context: "x", fixedUserIds: "false" }).fixedUserIds).toBe(false);
   });
 
   test("every problem is named, the kubeconfig's value never", () => {
@@ -46,34 +49,38 @@ describe("cluster configuration", () => {
   });
 
   test("custom DNS: pods, addresses, or both; one of them is required", () => {
-    expect(parseClusterConfig({ context: "x", dns: JSON.stringify({ cidrs: ["10.96.0.10/32"] }) }).dns).toEqual({ cidrs: ["10.96.0.10/32"], ports: [53] });
+    expect(parseClusterConfig({ context: "x", dns: JSON.stringify({ cidrs: ["10.96.0.10/32"] }) }).dns).toMatchObject({ cidrs: ["10.96.0.10/32"], ports: [53] });
     expect(configProblems(() => parseClusterConfig({ context: "x", dns: JSON.stringify({ ports: [53] }) }))).toEqual([expect.stringMatching(/^cluster:dns: /)]);
+    // NodeLocal DNSCache cannot be allowed without the Service IP pods query.
+    expect(configProblems(() => parseClusterConfig({ context: "x", dns: JSON.stringify({ preset: "node-local-dns" }) }))).toEqual([expect.stringMatching(/^cluster:dns \[serviceIP\]: required with node-local-dns/)]);
+    expect(parseClusterConfig({ context: "x", dns: JSON.stringify({ preset: "node-local-dns", serviceIP: "fd00::a" }) }).dns.cidrs).toEqual(["fd00::a/128", "169.254.20.10/32"]);
   });
 });
 
 describe("the provider", () => {
-  test("server-side apply with adoption, forced conflicts, in-place ConfigMaps, a stable identity", () => {
+  test("server-side apply with adoption, forced conflicts, in-place ConfigMaps and Secrets, an identity only when named", () => {
     const args = providerArgs(parseClusterConfig({ context: "kind-dev" }));
     expect(args).toEqual({
       context: "kind-dev",
-      clusterIdentifier: "kind-dev",
       enableServerSideApply: true,
       upsertExistingObjects: true,
       enablePatchForce: true,
       enableConfigMapMutable: true,
-      suppressHelmHookWarnings: true,
+      enableSecretMutable: true,
     });
+    expect(providerArgs(parseClusterConfig({ context: "kind-dev", name: "dev" })).clusterIdentifier).toBe("dev");
     expect(providerArgs(parseClusterConfig({ context: "kind-dev", forceConflicts: "false" })).enablePatchForce).toBe(false);
     expect(providerArgs(parseClusterConfig({ kubeconfig: "k" }), "contents")).toMatchObject({ kubeconfig: "contents" });
   });
 });
 
 describe("DNS egress", () => {
-  test("pods by namespace and labels, node-local addresses by CIDR, on UDP and TCP", () => {
-    expect(dnsEgressRules(dnsPreset("node-local-dns"))).toEqual([
+  test("pods by namespace and labels, NodeLocal DNSCache by the kube-dns Service IP and the link-local address, on UDP and TCP", () => {
+    expect(dnsEgressRules(resolveDns({ preset: "node-local-dns", serviceIP: "10.96.0.10", localIP: "169.254.20.10", ports: [53] }))).toEqual([
       {
         to: [
           { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "kube-system" } }, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } },
+          { ipBlock: { cidr: "10.96.0.10/32" } },
           { ipBlock: { cidr: "169.254.20.10/32" } },
         ],
         ports: [
@@ -82,7 +89,7 @@ describe("DNS egress", () => {
         ],
       },
     ]);
-    expect(dnsEgressRules(dnsPreset("openshift"))[0]?.ports).toEqual([
+    expect(dnsEgressRules(resolveDns("openshift"))[0]?.ports).toEqual([
       { protocol: "UDP", port: 5353 },
       { protocol: "TCP", port: 5353 },
     ]);

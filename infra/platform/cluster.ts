@@ -1,7 +1,6 @@
 // The one Kubernetes provider of a stack and the facts of its cluster, made once by the composition root and handed
-// to every part. The program also disables the default provider (stack setting `pulumi:disable-default-providers`),
-// so a resource that was not handed this provider fails the preview instead of changing whatever cluster the
-// current kube context points at.
+// to every part. A resource that was not handed this provider fails the preview (provider-guard.ts, and the stack
+// setting `pulumi:disable-default-providers`) instead of changing whatever cluster the current kube context points at.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { ClusterConfig, DnsSettings } from "./cluster-config";
@@ -13,6 +12,8 @@ export interface Cluster {
   readonly domain: string;
   /** Where cluster DNS answers (NetworkPolicies allow it). */
   readonly dns: DnsSettings;
+  /** Pods set their images' fixed user ids (false where the cluster assigns them, e.g. OpenShift). */
+  readonly fixedUserIds: boolean;
 }
 
 /** Name of the provider resource (`pulumi:providers:kubernetes::cluster`). */
@@ -23,7 +24,7 @@ export function providerArgs(cfg: ClusterConfig, kubeconfig?: pulumi.Input<strin
   return {
     ...(cfg.context ? { context: cfg.context } : {}),
     ...(kubeconfig !== undefined ? { kubeconfig } : {}),
-    // Without it, a changed context or kubeconfig replaces the provider and with it every object of the stack.
+    // Set from `cluster:name` only: the provider is replaced exactly when this value changes.
     ...(cfg.identifier ? { clusterIdentifier: cfg.identifier } : {}),
     enableServerSideApply: true,
     // Objects left in the cluster on purpose (retainOnDelete) are adopted when their component returns, instead of
@@ -33,14 +34,14 @@ export function providerArgs(cfg: ClusterConfig, kubeconfig?: pulumi.Input<strin
     // ConfigMaps (the gateway catalog, the dashboards) are updated in place, as Kubernetes allows; otherwise the
     // provider replaces them on every data change, and a named ConfigMap is deleted before it is recreated.
     enableConfigMapMutable: true,
-    // The charts' test hooks are skipped by design (Helm v4 Charts render no hooks); nothing to warn about.
-    suppressHelmHookWarnings: true,
+    // Secrets too (keys file, credentials): a replacement would delete the Secret before recreating it.
+    enableSecretMutable: true,
   };
 }
 
 export function createCluster(cfg: ClusterConfig, kubeconfig?: pulumi.Input<string>): Cluster {
   const provider = new k8s.Provider(PROVIDER_NAME, providerArgs(cfg, kubeconfig));
-  return { provider, domain: cfg.domain, dns: cfg.dns };
+  return { provider, domain: cfg.domain, dns: cfg.dns, fixedUserIds: cfg.fixedUserIds };
 }
 
 /** NetworkPolicy egress rules that let a pod resolve names through the cluster's DNS. */

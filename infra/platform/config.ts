@@ -1,6 +1,7 @@
 // Helpers shared by every stack's config module: read one config namespace as raw strings and turn zod issues
 // into ONE error that names every offending key (that message is what `pulumi preview` prints).
 import * as pulumi from "@pulumi/pulumi";
+import * as runtimeConfig from "@pulumi/pulumi/runtime/config";
 import type { z } from "zod";
 
 /**
@@ -36,6 +37,15 @@ export function readNamespace(namespace: string): Record<string, string> {
     if (key.startsWith(prefix)) out[key.slice(prefix.length)] = value;
   }
   return out;
+}
+
+/**
+ * Whether the stack stores a key as a secret (encrypted in the stack file). The SDK knows (it warns when a secret is
+ * read with `get`) but exports the check only internally; undefined when it cannot tell.
+ */
+export function isSecretConfig(key: string): boolean | undefined {
+  const check = (runtimeConfig as unknown as { isConfigSecret?: (k: string) => boolean }).isConfigSecret;
+  return typeof check === "function" ? check(key) : undefined;
 }
 
 /** True when the stack has at least one key in the namespace (how the composition root decides to deploy a part). */

@@ -118,13 +118,20 @@ describe("stack config", () => {
 describe("retain on delete", () => {
   test("the chart transform marks every rendered object retainOnDelete and keeps its props and options", async () => {
     const result = await retainOnDeleteTransform({
-      type: "kubernetes:apps/v1:Deployment",
+      type: "kubernetes:core/v1:ConfigMap",
       name: "x",
       custom: true,
-      props: { spec: { replicas: 1 } },
-      opts: { ignoreChanges: ["spec.replicas"] },
+      props: { data: { a: "b" } },
+      opts: { ignoreChanges: ["data.c"] },
     });
-    expect(result).toEqual({ props: { spec: { replicas: 1 } }, opts: { ignoreChanges: ["spec.replicas"], retainOnDelete: true } });
+    expect(result).toEqual({ props: { data: { a: "b" } }, opts: { ignoreChanges: ["data.c"], retainOnDelete: true } });
+  });
+
+  test("a retained object keeps the fields Kubernetes cannot change, so a change to them cannot fail every update", async () => {
+    const sts = await retainOnDeleteTransform({ type: "kubernetes:apps/v1:StatefulSet", name: "logstore", custom: true, props: {}, opts: {} });
+    expect(sts?.opts.ignoreChanges).toEqual(["spec.selector", "spec.serviceName", "spec.volumeClaimTemplates", "spec.podManagementPolicy"]);
+    const pvc = await retainOnDeleteTransform({ type: "kubernetes:core/v1:PersistentVolumeClaim", name: "metrics-server", custom: true, props: {}, opts: { ignoreChanges: ["metadata.labels"] } });
+    expect(pvc?.opts.ignoreChanges).toEqual(["metadata.labels", "spec.storageClassName", "spec.accessModes", "spec.volumeName", "spec.selector", "spec.volumeMode"]);
   });
   test("chart options keep the caller's options and add the transform", () => {
     const opts = retainRenderedOptions({ protect: true });
