@@ -20,11 +20,17 @@ const page = readDoc("models.md");
 const spans = codeSpans(page);
 const blocks = markedBlocks(page);
 
-/** Writes the page's complete example folder (`<category>/<model>/…` markers) under `root`. */
-function writeExampleFolder(root: string): void {
-  for (const b of blocks.filter((x) => /^(generative|embedder)\/[^/]+\/.+\.yaml$/.test(x.marker))) {
-    fs.mkdirSync(path.dirname(path.join(root, b.marker)), { recursive: true });
-    fs.writeFileSync(path.join(root, b.marker), b.text);
+/** Runs `check` on a scratch models root holding the page's complete example folder (and the shipped ones, if asked). */
+function withExampleFolder(withSamples: boolean, check: (root: string) => void): void {
+  const { root, cleanup } = scratchModels(withSamples);
+  try {
+    for (const b of blocks.filter((x) => /^(generative|embedder)\/[^/]+\/.+\.yaml$/.test(x.marker))) {
+      fs.mkdirSync(path.dirname(path.join(root, b.marker)), { recursive: true });
+      fs.writeFileSync(path.join(root, b.marker), b.text);
+    }
+    check(root);
+  } finally {
+    cleanup();
   }
 }
 
@@ -69,22 +75,16 @@ describe("docs/models.md", () => {
   });
 
   test("the complete folder loads with the loader pulumi preview uses", () => {
-    const { root, cleanup } = scratchModels(false);
-    try {
-      writeExampleFolder(root);
+    withExampleFolder(false, (root) => {
       const [model, ...rest] = loadModelFolders(root);
       expect(rest).toEqual([]);
       expect(model).toMatchObject({ ref: "generative/llama-8b", id: "llama-8b", slug: "llama-8b", maxConcurrency: 32, toolCalling: true, weightsGiB: 20 });
       expect(model?.gpus.perDecodeReplica).toBe(1);
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   test("the folder error it quotes is what the loader prints for those two mistakes", () => {
-    const { root, cleanup } = scratchModels(false);
-    try {
-      writeExampleFolder(root);
+    withExampleFolder(false, (root) => {
       const dir = path.join(root, "generative", "llama-8b");
       editYaml(path.join(dir, "gaie-llama-8b", "values.yaml"), (d) => (d.inferencePool.modelServers.matchLabels["llm-d.ai/model"] = "llama-8B"));
       editYaml(path.join(dir, "ms-llama-8b", "values.yaml"), (d) => d.decode.containers[0].args.push("--served-model-name=llama-8b"));
@@ -97,15 +97,11 @@ describe("docs/models.md", () => {
       }
       expect(message).toMatch(/^Invalid model folders \(2 problems\)/);
       expect(page).toContain(message);
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   test("the preflight failure it quotes is what the preflight prints for qwen3-8b and the example on one GPU", () => {
-    const { root, cleanup } = scratchModels(true);
-    try {
-      writeExampleFolder(root);
+    withExampleFolder(true, (root) => {
       const folders = loadModelFolders(root);
       const planned = planModels(["generative/qwen3-8b", "generative/llama-8b"], {}, folders, root);
       const lines = checkGpuCapacity(planned, { default: 1 });
@@ -114,9 +110,7 @@ describe("docs/models.md", () => {
       // Step 1 of the swap: the outgoing model at 0 replicas frees its GPU.
       const swapped = planModels(["generative/qwen3-8b", "generative/llama-8b"], { "generative/qwen3-8b": 0 }, folders, root);
       expect(checkGpuCapacity(swapped, { default: 1 })).toEqual([]);
-    } finally {
-      cleanup();
-    }
+    });
   });
 
   test("every npm run model:add command scaffolds a folder that loads", () => {
