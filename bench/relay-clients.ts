@@ -16,8 +16,8 @@ import { spawnScript, spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { closedLoop, type RunResult } from "./lib/closed-loop";
 import { fmt, median } from "./lib/stats";
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const MODEL = "bench-model";
 const PATH = "/v1/chat/completions";
