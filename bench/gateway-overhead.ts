@@ -7,9 +7,9 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Pool } from "undici";
 import { spawnGateway, spawnSimulator, stopAll } from "../scripts/lib/processes";
-import { fmt, median, percentile } from "./lib/stats";
+import { closedLoop as runClosedLoop, type RunResult } from "./lib/closed-loop";
+import { fmt, median } from "./lib/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -17,55 +17,12 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const KEY = "sk-bench-0123456789abcdefghijklmnop";
 const MODEL = "bench-model";
 
-interface RunResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-}
-
 const chatBody = (stream: boolean) =>
   JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "Benchmark prompt about tides and harbours." }], max_tokens: 16, temperature: 0, stream });
 
-/** Closed loop: CONCURRENCY workers send back-to-back requests for SECONDS; latency in ms. */
-async function closedLoop(base: string, path: string, body: string, measure: "full" | "first-byte", seconds = SECONDS): Promise<RunResult> {
-  const pool = new Pool(base, { connections: CONCURRENCY, pipelining: 1 });
-  const latencies: number[] = [];
-  let errors = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const worker = async () => {
-    while (performance.now() < deadline) {
-      const t0 = performance.now();
-      try {
-        const res = await pool.request({
-          path,
-          method: "POST",
-          headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-          body,
-        });
-        if (measure === "first-byte") {
-          // Time until the first chunk carrying generated text.
-          let first: number | undefined;
-          for await (const chunk of res.body) {
-            if (first === undefined && String(chunk).includes('"content":"') && !String(chunk).includes('"content":""}')) first = performance.now();
-          }
-          latencies.push((first ?? performance.now()) - t0);
-        } else {
-          await res.body.dump();
-          latencies.push(performance.now() - t0);
-        }
-        if (res.statusCode !== 200) errors++;
-      } catch {
-        errors++;
-      }
-    }
-  };
-  const started = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-  const elapsed = (performance.now() - started) / 1000;
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors };
+/** CONCURRENCY workers against one target for SECONDS (or `seconds`), with the bench key. */
+function closedLoop(base: string, path: string, body: string, measure: "full" | "first-byte", seconds = SECONDS): Promise<RunResult> {
+  return runClosedLoop({ base, path, body, measure, seconds, concurrency: CONCURRENCY, headers: { authorization: `Bearer ${KEY}` } });
 }
 
 async function main(): Promise<void> {

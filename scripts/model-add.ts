@@ -1,10 +1,10 @@
 // npm run model:add -- <category> <model> [--slug s] [--id id] [--weights hf://org/name] [--image img] [--gpus N]
 //   [--replicas N] [--max-num-seqs N] [--node-group g] [--owned-by o] [--tool-call-parser hermes] [--simulated] [--dir root]
-// Scaffolds deployments/models/<category>/<model>/{gaie-<slug>,ms-<slug>}/values.yaml and model.yaml (README "Model serving").
+// Scaffolds deployments/models/<category>/<model>/{gaie-<slug>,ms-<slug>}/values.yaml and model.yaml (docs/models.md).
 import { parseArgs } from "util";
 import { CATEGORIES, type Category } from "../infra/serving/constants";
 import { displayPath } from "../infra/serving/model-folders";
-import { scaffoldModel } from "../infra/serving/scaffold";
+import { scaffoldModel, type ScaffoldOptions } from "../infra/serving/scaffold";
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -13,8 +13,10 @@ function int(name: string, v: string | undefined): number | undefined {
   return n;
 }
 
-function main(): void {
+/** The command line (after `--`) as scaffold options; throws the usage on a wrong category or model. */
+export function optionsFromArgv(args: string[]): ScaffoldOptions {
   const { values, positionals } = parseArgs({
+    args,
     allowPositionals: true,
     options: {
       slug: { type: "string" },
@@ -35,7 +37,7 @@ function main(): void {
   if (positionals.length !== 2 || !(CATEGORIES as readonly string[]).includes(category ?? "") || !model) {
     throw new Error(`usage: npm run model:add -- <${CATEGORIES.join("|")}> <model> [--weights hf://org/name | --simulated] [options]`);
   }
-  const def = scaffoldModel({
+  return {
     category: category as Category,
     model,
     slug: values.slug,
@@ -50,14 +52,20 @@ function main(): void {
     toolCallParser: values["tool-call-parser"],
     simulated: values.simulated,
     root: values.dir,
-  });
+  };
+}
+
+function main(): void {
+  const def = scaffoldModel(optionsFromArgv(process.argv.slice(2)));
   console.log(`created ${displayPath(def.dir)} (model id "${def.id}", slug ${def.slug}, ${def.gpus.perDecodeReplica} GPU per replica)`);
   console.log(`next: add "${def.ref}" to serving:models in Pulumi.<stack>.yaml, then pulumi preview && pulumi up`);
 }
 
-try {
-  main();
-} catch (err) {
-  console.error(err instanceof Error ? err.message : err);
-  process.exit(1);
+if (require.main === module) {
+  try {
+    main();
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  }
 }

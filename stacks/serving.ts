@@ -1,5 +1,5 @@
 // The model-serving part of the program: every model referenced in `serving:models`, each as an InferencePool
-// release then a model-server release, and the model catalog the gateway reads (exported, see docs/serving.md).
+// release then a model-server release, and the model catalog the gateway reads (exported, see docs/models.md).
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { CatalogInput } from "../gateway/src/config/catalog";

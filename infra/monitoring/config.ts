@@ -1,5 +1,5 @@
 // The `monitoring:` configuration namespace: one zod schema, exactly the spec's key table (plus the viewer's
-// embedding block, see README), validated in one pass so that `pulumi preview` prints every offending key at once.
+// embedding block, see docs/monitoring.md), validated in one pass so that `pulumi preview` prints every offending key at once.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
@@ -168,7 +168,7 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
     collector: on.has("collector")
       ? { ...chart("collector", c.collectorVersion as string, c.collectorChartPath), labelDomain: labelDomain as string }
       : undefined,
-    // The key table has no metrics version or path key: the metrics chart is pinned here (see README).
+    // The key table has no metrics version or path key: the metrics chart is pinned here (see docs/monitoring.md).
     metrics: on.has("metrics")
       ? { ...chart("metrics", PINNED_CHARTS.metrics.version, undefined), storageClass: c.metricsStorageClass }
       : undefined,

@@ -44,7 +44,7 @@ export function metricsUrl(domain: string): string {
 /**
  * The spec's log store endpoints are written with the neutral product name in the path (`/logstore/api/v1/…`);
  * the real software (Loki) serves them under `/loki/api/v1/…`. Nothing rewrites paths in between: this table IS
- * the mapping, and everything that calls the log store (the collector's push URL, the README) goes through it.
+ * the mapping, and everything that calls the log store (the collector's push URL, docs/monitoring.md) goes through it.
  */
 export const LOGSTORE_API_PATHS = {
   "/ready": "/ready",

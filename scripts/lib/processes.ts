@@ -17,20 +17,37 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A simulator as its own process; resolves with its URL once it prints its listening line. */
-export async function spawnSimulator(args: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), "simulator/src/cli.ts", ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
-  const url = await new Promise<string>((resolve, reject) => {
+/** A TypeScript script as its own process; resolves with its first stdout line that parses as JSON. */
+export async function spawnScript(script: string, args: string[]): Promise<{ ready: Record<string, unknown>; proc: ChildProcess }> {
+  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), script, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let buf = "";
-    proc.stdout!.on("data", (d: Buffer) => {
+    const onData = (d: Buffer) => {
       buf += d.toString();
-      const m = /"url":"([^"]+)"/.exec(buf);
-      if (m) resolve(m[1]!);
-    });
-    proc.once("exit", (code) => reject(new Error(`simulator exited with ${code}`)));
+      for (const line of buf.split("\n")) {
+        try {
+          const parsed: unknown = JSON.parse(line);
+          if (parsed && typeof parsed === "object") {
+            proc.stdout!.off("data", onData);
+            resolve(parsed as Record<string, unknown>);
+            return;
+          }
+        } catch {
+          /* not a complete JSON line yet */
+        }
+      }
+    };
+    proc.stdout!.on("data", onData);
+    proc.once("exit", (code) => reject(new Error(`${script} exited with ${code}`)));
   });
   proc.stdout!.resume();
-  return { url, proc };
+  return { ready, proc };
+}
+
+/** A simulator as its own process; resolves with its URL once it prints its listening line. */
+export async function spawnSimulator(args: string[]): Promise<{ url: string; proc: ChildProcess }> {
+  const { ready, proc } = await spawnScript("simulator/src/cli.ts", args);
+  return { url: String(ready.url), proc };
 }
 
 /** The production gateway entry point as its own process; request logs go to /dev/null (still produced). */

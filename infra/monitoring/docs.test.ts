@@ -1,0 +1,77 @@
+// docs/monitoring.md against the code it describes: every dashboard, panel and query, every collector stream label,
+// dropped path and drop reason, every scrape job, the spec → Loki path mapping and the secret keys. A dashboard or
+// label added, renamed or changed in the code fails here until the page says so.
+import { codeSpans, readDoc } from "../platform/docs-testing";
+import { buildCollectorConfig, PROBE_PATHS, streamLabels } from "./collector-config";
+import { QUALIFIED_SECRET_KEYS } from "./config";
+import { LOGSTORE_API_PATHS, PINNED_CHARTS, SERVICES } from "./constants";
+import { logDashboards, metricsDashboards } from "./dashboards/definitions";
+import { DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "./metrics-values";
+
+const page = readDoc("monitoring.md");
+const spans = codeSpans(page);
+const lines = page.split("\n");
+const dashboards = [...logDashboards(), ...metricsDashboards()];
+
+describe("docs/monitoring.md", () => {
+  test("has a section for every dashboard, under its title, naming its uid", () => {
+    const headings = lines.filter((l) => l.startsWith("### ")).map((l) => l.slice(4));
+    for (const d of dashboards) {
+      expect(headings).toContain(d.title);
+      expect(spans).toContain(d.uid);
+    }
+  });
+
+  test("describes every panel of a dashboard in that dashboard's section, with every query as the panel runs it", () => {
+    for (const d of dashboards) {
+      const start = lines.indexOf(`### ${d.title}`);
+      const end = lines.findIndex((l, i) => i > start && /^##/.test(l));
+      const section = lines.slice(start, end).join("\n");
+      const sectionSpans = codeSpans(section);
+      for (const p of d.panels) {
+        expect({ dashboard: d.title, panel: p.title, found: section.includes(`**${p.title}**`) }).toEqual({ dashboard: d.title, panel: p.title, found: true });
+        for (const t of p.targets) expect({ panel: p.title, expr: t.expr, found: sectionSpans.has(t.expr) }).toEqual({ panel: p.title, expr: t.expr, found: true });
+      }
+    }
+  });
+
+  test("lists every stream label the collector sets, in the stream label table", () => {
+    const rows = lines.filter((l) => l.startsWith("| `"));
+    for (const l of streamLabels("ai-platform.io")) {
+      expect({ label: l.target, row: rows.some((r) => r.startsWith(`| \`${l.target}\` |`)) }).toEqual({ label: l.target, row: true });
+    }
+  });
+
+  test("names every dropped probe path and every drop reason of the generated collector configuration", () => {
+    for (const p of PROBE_PATHS) expect(spans).toContain(p);
+    const reasons = [...buildCollectorConfig("ai-platform.io", "cluster.local").matchAll(/drop_counter_reason\s*=\s*"([^"]+)"/g)].map((m) => m[1] as string);
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const r of reasons) expect(page).toContain(`"${r}"`);
+    expect(page).toContain("<label_domain>/platform=ai-platform");
+  });
+
+  test("names every scrape job, enabled and disabled", () => {
+    for (const job of [...SPEC_SCRAPE_JOBS, ...DISABLED_SCRAPE_JOBS]) expect(spans).toContain(job);
+  });
+
+  test("maps every spec log store path to the Loki path on one table row", () => {
+    const rows = lines.filter((l) => l.startsWith("| `"));
+    for (const [spec, loki] of Object.entries(LOGSTORE_API_PATHS)) {
+      const row = rows.find((r) => r.split("|")[1]?.includes(` ${spec}`));
+      expect({ spec, row: row?.split("|")[2]?.includes(` ${loki}`) }).toEqual({ spec, row: true });
+    }
+  });
+
+  test("names the chart versions, archives and services, and shows how to set each secret", () => {
+    for (const [component, c] of Object.entries(PINNED_CHARTS)) {
+      expect(page).toContain(`\`${c.chart}\` ${c.version}`);
+      expect(spans).toContain(`${component}-${c.version}.tgz`);
+    }
+    for (const s of Object.values(SERVICES)) expect(spans).toContain(`${s.name}:${s.port}`);
+    for (const key of QUALIFIED_SECRET_KEYS) expect(page).toContain(`pulumi config set --secret ${key} `);
+  });
+
+  test("has an Alerts section", () => {
+    expect(lines).toContain("## Alerts");
+  });
+});

@@ -1,0 +1,137 @@
+// docs/models.md against the code it documents: every model.yaml key and folder rule is named, every example it
+// shows passes the schema (or the whole loader) it illustrates, its commands scaffold folders that load, and the
+// messages it quotes are the ones the code prints.
+import * as fs from "fs";
+import * as path from "path";
+import { parse } from "yaml";
+import { CatalogSchema } from "../../gateway/src/config/catalog";
+import { optionsFromArgv } from "../../scripts/model-add";
+import { codeSpans, markedBlocks, readDoc } from "../platform/docs-testing";
+import { parseServingConfig } from "./config";
+import { InferencePoolValuesSchema, ModelMetadataSchema, ModelServerValuesSchema } from "./folder-schemas";
+import { checkGpuCapacity } from "./gpu-preflight";
+import { loadModelFolders, ModelFolderError, RULES } from "./model-folders";
+import { planModels } from "./plan";
+import { scaffoldModel } from "./scaffold";
+import { startupTimeoutSeconds } from "./startup";
+import { editYaml, scratchModels } from "./testing";
+
+const page = readDoc("models.md");
+const spans = codeSpans(page);
+const blocks = markedBlocks(page);
+
+/** Runs `check` on a scratch models root holding the page's complete example folder (and the shipped ones, if asked). */
+function withExampleFolder(withSamples: boolean, check: (root: string) => void): void {
+  const { root, cleanup } = scratchModels(withSamples);
+  try {
+    for (const b of blocks.filter((x) => /^(generative|embedder)\/[^/]+\/.+\.yaml$/.test(x.marker))) {
+      fs.mkdirSync(path.dirname(path.join(root, b.marker)), { recursive: true });
+      fs.writeFileSync(path.join(root, b.marker), b.text);
+    }
+    check(root);
+  } finally {
+    cleanup();
+  }
+}
+
+describe("docs/models.md", () => {
+  test("names every model.yaml key, nested local keys included", () => {
+    const local = ModelMetadataSchema.shape.local.unwrap();
+    const keys = [...Object.keys(ModelMetadataSchema.shape), ...Object.keys(local.shape)];
+    expect(keys.filter((k) => !spans.has(k))).toEqual([]);
+  });
+
+  test("names every folder rule", () => {
+    expect(Object.values(RULES).filter((r) => !spans.has(r))).toEqual([]);
+  });
+
+  test("every model.yaml, values and stack example passes its schema", () => {
+    const checked = { meta: 0, pool: 0, server: 0, stack: 0, catalog: 0 };
+    for (const b of blocks) {
+      const doc = parse(b.text) as Record<string, unknown>;
+      if (b.marker.endsWith("model.yaml")) {
+        ModelMetadataSchema.parse(doc);
+        checked.meta++;
+      } else if (/\/gaie-[^/]+\/values\.yaml$/.test(b.marker)) {
+        InferencePoolValuesSchema.parse(doc);
+        checked.pool++;
+      } else if (/\/ms-[^/]+\/values\.yaml$/.test(b.marker)) {
+        ModelServerValuesSchema.parse(doc);
+        checked.server++;
+      } else if (b.marker === "stack") {
+        const raw = Object.fromEntries(
+          Object.entries(doc)
+            .filter(([k]) => k.startsWith("serving:"))
+            .map(([k, v]) => [k.slice("serving:".length), typeof v === "string" ? v : JSON.stringify(v)]),
+        );
+        expect(() => parseServingConfig(raw, "ai-platform.io")).not.toThrow();
+        checked.stack++;
+      } else if (b.marker === "catalog") {
+        CatalogSchema.parse(doc);
+        checked.catalog++;
+      } else throw new Error(`docs/models.md: unknown validate marker ${b.marker}`);
+    }
+    expect(checked).toEqual({ meta: 2, pool: 1, server: 1, stack: 3, catalog: 1 });
+  });
+
+  test("the complete folder loads with the loader pulumi preview uses", () => {
+    withExampleFolder(false, (root) => {
+      const [model, ...rest] = loadModelFolders(root);
+      expect(rest).toEqual([]);
+      expect(model).toMatchObject({ ref: "generative/llama-8b", id: "llama-8b", slug: "llama-8b", maxConcurrency: 32, toolCalling: true, weightsGiB: 20 });
+      expect(model?.gpus.perDecodeReplica).toBe(1);
+    });
+  });
+
+  test("the folder error it quotes is what the loader prints for those two mistakes", () => {
+    withExampleFolder(false, (root) => {
+      const dir = path.join(root, "generative", "llama-8b");
+      editYaml(path.join(dir, "gaie-llama-8b", "values.yaml"), (d) => (d.inferencePool.modelServers.matchLabels["llm-d.ai/model"] = "llama-8B"));
+      editYaml(path.join(dir, "ms-llama-8b", "values.yaml"), (d) => d.decode.containers[0].args.push("--served-model-name=llama-8b"));
+      let message = "";
+      try {
+        loadModelFolders(root);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ModelFolderError);
+        message = (err as Error).message.split(root).join("deployments/models");
+      }
+      expect(message).toMatch(/^Invalid model folders \(2 problems\)/);
+      expect(page).toContain(message);
+    });
+  });
+
+  test("the preflight failure it quotes is what the preflight prints for qwen3-8b and the example on one GPU", () => {
+    withExampleFolder(true, (root) => {
+      const folders = loadModelFolders(root);
+      const planned = planModels(["generative/qwen3-8b", "generative/llama-8b"], {}, folders, root);
+      const lines = checkGpuCapacity(planned, { default: 1 });
+      expect(lines).toHaveLength(1);
+      expect(page).toContain(`  - ${lines[0]}`);
+      // Step 1 of the swap: the outgoing model at 0 replicas frees its GPU.
+      const swapped = planModels(["generative/qwen3-8b", "generative/llama-8b"], { "generative/qwen3-8b": 0 }, folders, root);
+      expect(checkGpuCapacity(swapped, { default: 1 })).toEqual([]);
+    });
+  });
+
+  test("every npm run model:add command scaffolds a folder that loads", () => {
+    const commands = [...page.matchAll(/^npm run model:add -- (.+)$/gm)].map((m) => (m[1] as string).split(/\s+/));
+    expect(commands.length).toBeGreaterThanOrEqual(3);
+    const { root, cleanup } = scratchModels(false);
+    try {
+      for (const argv of commands) {
+        const def = scaffoldModel({ ...optionsFromArgv(argv), root });
+        expect(def.ref).toBe(`${argv[0]}/${argv[1]}`);
+      }
+      expect(loadModelFolders(root)).toHaveLength(commands.length);
+    } finally {
+      cleanup();
+    }
+  });
+
+  test("the startup wait table is what startup.ts computes", () => {
+    for (const [size, minutes] of [[5 / 1024, 20], [20, 30], [140, 90]] as const) {
+      expect(Math.floor(startupTimeoutSeconds(size) / 60)).toBe(minutes);
+      expect(page).toMatch(new RegExp(`\\| ${minutes} min \\|`));
+    }
+  });
+});
