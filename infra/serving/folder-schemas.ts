@@ -2,6 +2,7 @@
 // are typed; every other key passes through to the chart untouched) and the optional platform metadata file.
 import { z } from "zod";
 import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
+import { FAMILY_NAMES, type FamilyName } from "./families";
 import { quantityGiB } from "./startup";
 import { labelKey, labelMap, labelValue, port } from "../platform/schema-rules";
 
@@ -96,6 +97,23 @@ export const ModelMetadataSchema = z.strictObject({
   maxConcurrency: positive.optional(),
   /** Gateway routing of this model (strategy, saturation thresholds); gateway defaults otherwise. */
   routing: RoutingSchema.optional(),
+  /** The model family: which tool-call and reasoning parsers vLLM needs (families.ts). Required for vLLM models. */
+  family: z.enum(FAMILY_NAMES as [FamilyName, ...FamilyName[]], { error: `must be one of ${FAMILY_NAMES.join(", ")}` }).optional(),
+  /** The longest context the model supports (its config's max_position_embeddings): --max-model-len may not exceed it. */
+  contextLength: positive.optional(),
+  /** The weights: how large they are (the cache volume and the waits are sized from it), which revision, whether gated. */
+  weights: z
+    .strictObject({
+      /** On-disk size of the weights in GiB (the safetensors files plus tokenizer). */
+      sizeGiB: z.number().positive().max(10_000),
+      /** Hugging Face revision (branch, tag or commit) to download; default the repository's default branch. */
+      revision: z.string().min(1).max(128).optional(),
+      /** The repository needs a token (serving:hfToken). */
+      gated: z.boolean().default(false),
+      /** Size of the cache volume in GiB; default the weights plus 20 % and 2 GiB. */
+      cacheGiB: z.number().int().positive().max(100_000).optional(),
+    })
+    .optional(),
   /** `npm start` only: how the local simulator imitates this model. */
   local: z
     .strictObject({
