@@ -38,8 +38,7 @@ export const CATALOG_CHECKSUM_ANNOTATION = "checksum/catalog";
 /** The metrics server scrapes only this namespace's pods on the metrics port. */
 export { MONITORING_NAMESPACE };
 
-/** The label every namespace carries with its own name (Kubernetes >= 1.21), for namespace selectors. */
-export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
+export { NAMESPACE_NAME_LABEL } from "../platform/labels";
 
 /** Cluster DNS, needed to resolve model-server Services (dns mode) and Redis. */
 export const CLUSTER_DNS = { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, port: 53 } as const;

@@ -2,7 +2,7 @@
 // embedding block, see docs/monitoring.md), validated in one pass so that `pulumi preview` prints every offending key at once.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
+import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { chartVersion, dnsSubdomain, labelMap, nonEmpty } from "../platform/schema-rules";
 import {
@@ -23,10 +23,6 @@ export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
 const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding"]);
 
-/** Stands in for a secret value during validation: the schema checks presence only, never the value. */
-const PRESENT = "<set>";
-
-const secretPresence = z.literal(PRESENT);
 /** S3 bucket naming rules (3–63 chars, lowercase, digits, '.', '-'). */
 const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name");
 
@@ -136,11 +132,7 @@ function chart(component: ChartComponent, version: string, override: string | un
  * `platform:labelDomain`. Throws one ConfigError naming every offending key.
  */
 export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): MonitoringConfig {
-  const input: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if ((SECRET_KEYS as readonly string[]).includes(key)) input[key] = value === "" ? undefined : PRESENT;
-    else input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
-  }
+  const input = schemaInput(raw, SECRET_KEYS, STRUCTURED_KEYS);
   const parsed = monitoringSchema.safeParse(input);
   const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
   const listed = Array.isArray(input.components) ? (input.components as unknown[]) : [];

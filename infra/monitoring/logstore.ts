@@ -13,6 +13,7 @@ import { serviceUrl } from "../platform/cluster-config";
 import { bucketScript, BUCKET_SCRIPT_KEY, buildBucketJobSpec } from "./bucket-job";
 import { BUCKET_JOB_NAME, SERVICES } from "./constants";
 import { buildLogstoreValues, S3_ENV } from "./logstore-values";
+import { REPLACE_UNREADY_ANNOTATION } from "../platform/await-annotations";
 
 export interface LogstoreArgs {
   readonly namespace: pulumi.Input<string>;
@@ -33,7 +34,6 @@ export interface LogstoreArgs {
 }
 
 /** pulumi-kubernetes: replace a Job that failed to become ready on an earlier update instead of waiting on it again. */
-export const REPLACE_UNREADY_ANNOTATION = { "pulumi.com/replaceUnready": "true" } as const;
 export const CREDENTIALS_DIGEST = digestAnnotation("s3-credentials");
 
 export const LOGSTORE_CREDENTIALS_SECRET = "logstore-s3-credentials";

@@ -5,7 +5,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { REPO_ROOT } from "./charts";
-import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "./config";
+import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, SECRET_PRESENT } from "./config";
 import { cidr, dnsLabel, dnsSubdomain, labelMap, port } from "./schema-rules";
 
 export const CLUSTER_NAMESPACE = "cluster";
@@ -15,8 +15,6 @@ export const CLUSTER_SECRET_KEYS = ["kubeconfig"] as const;
 export const QUALIFIED_CLUSTER_SECRET_KEYS: readonly string[] = CLUSTER_SECRET_KEYS.map((k) => `${CLUSTER_NAMESPACE}:${k}`);
 
 const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts", "fixedUserIds"]);
-/** Stands in for a secret value during validation: the schema checks presence only. */
-const PRESENT = "<set>";
 
 
 /**
@@ -74,7 +72,7 @@ export const clusterSchema = z
       .optional()
       .meta(doc("The kubeconfig context of the cluster this stack changes. Required unless `kubeconfig` is set: the current context never decides.", "kind-ai-platform")),
     kubeconfig: z
-      .literal(PRESENT)
+      .literal(SECRET_PRESENT)
       .optional()
       .meta(doc("A kubeconfig, its contents or a path (CI without a kube context). Default: $KUBECONFIG or ~/.kube/config.")),
     name: dnsLabel
@@ -178,11 +176,7 @@ function resolveSource(s: string | undefined): string | undefined {
 
 /** Validates the raw `cluster:` namespace (strings as in PULUMI_CONFIG, without the prefix). */
 export function parseClusterConfig(raw: Readonly<Record<string, string>>): ClusterConfig {
-  const input: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    if ((CLUSTER_SECRET_KEYS as readonly string[]).includes(key)) input[key] = value === "" ? undefined : PRESENT;
-    else input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
-  }
+  const input = schemaInput(raw, CLUSTER_SECRET_KEYS, STRUCTURED_KEYS);
   const parsed = clusterSchema.safeParse(input);
   if (!parsed.success) throw new ConfigError(CLUSTER_NAMESPACE, issuesToLines(CLUSTER_NAMESPACE, parsed.error.issues));
   const c = parsed.data;

@@ -4,6 +4,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { ClusterConfig, DnsSettings } from "./cluster-config";
+import { NAMESPACE_NAME_LABEL } from "./labels";
 
 /** What every part needs to know about the cluster it deploys to. */
 export interface Cluster {
@@ -52,7 +53,7 @@ export function dnsEgressRules(dns: DnsSettings): Record<string, unknown>[] {
   ]);
   const peers: Record<string, unknown>[] = [];
   if (dns.namespace && dns.podLabels) {
-    peers.push({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": dns.namespace } }, podSelector: { matchLabels: { ...dns.podLabels } } });
+    peers.push({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: dns.namespace } }, podSelector: { matchLabels: { ...dns.podLabels } } });
   }
   for (const cidr of dns.cidrs ?? []) peers.push({ ipBlock: { cidr } });
   return [{ to: peers, ports }];

@@ -2,7 +2,7 @@
 // into ONE error that names every offending key (that message is what `pulumi preview` prints).
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeConfig from "@pulumi/pulumi/runtime/config";
-import type { z } from "zod";
+import { z } from "zod";
 
 /**
  * Documentation of one configuration key, attached to its zod schema with `.meta(doc(…))`: the configuration
@@ -83,4 +83,21 @@ export function decodeStructured(raw: string): unknown {
   } catch {
     return raw;
   }
+}
+
+/** Stands in for a secret value during validation: schemas check a secret's presence only, never its value. */
+export const SECRET_PRESENT = "<set>";
+export const secretPresence = z.literal(SECRET_PRESENT);
+
+/**
+ * A namespace's raw strings as its schema takes them: secrets as SECRET_PRESENT (or absent when empty), structured
+ * keys JSON-decoded, everything else as is.
+ */
+export function schemaInput(raw: Readonly<Record<string, string>>, secretKeys: readonly string[], structuredKeys: ReadonlySet<string>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (secretKeys.includes(key)) input[key] = value === "" ? undefined : SECRET_PRESENT;
+    else input[key] = structuredKeys.has(key) ? decodeStructured(value) : value;
+  }
+  return input;
 }

@@ -72,3 +72,6 @@ export function standardLabels(name: string, component: string): Record<string, 
     "app.kubernetes.io/managed-by": "pulumi",
   };
 }
+
+/** The label every namespace carries with its own name (Kubernetes >= 1.21), for NetworkPolicy namespace selectors. */
+export const NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name";
