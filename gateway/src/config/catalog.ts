@@ -47,6 +47,17 @@ export const UpstreamSchema = z.discriminatedUnion("mode", [
     url: z.url({ protocol: /^https?$/ }),
     /** Optional cap on requests in flight to the pool from one gateway replica. */
     maxConcurrency: z.number().int().positive().optional(),
+    /**
+     * A name that resolves to the pool's ready pods (the model's headless Service): the model is listed, and
+     * requests are sent, only while it has an address. Without it the pool is taken as always ready.
+     */
+    readiness: z
+      .strictObject({
+        host: HostnameSchema,
+        port: z.number().int().min(1).max(65535),
+        refreshIntervalMs: z.number().int().min(100).default(5000),
+      })
+      .optional(),
   }),
 ]);
 
@@ -95,6 +106,10 @@ export const CatalogSchema = z
     (catalog, ctx) => {
       const seen = new Set<string>();
       (catalog.models ?? []).forEach((m, i) => {
+        // An endpoint picker parses chat and completions bodies only: embeddings must not go through one.
+        if (m?.category === "embedder" && m.upstream?.mode === "pool") {
+          ctx.addIssue({ code: "custom", path: ["models", i, "upstream", "mode"], message: "an embedder is reached in dns or endpoints mode: an InferencePool's endpoint picker does not parse embeddings requests" });
+        }
         if (typeof m?.id !== "string") return;
         if (seen.has(m.id)) {
           ctx.addIssue({ code: "custom", path: ["models", i, "id"], message: `duplicate model id "${m.id}"` });

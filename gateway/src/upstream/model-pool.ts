@@ -57,6 +57,12 @@ export class ModelPool {
     return this.model.upstreamModel ?? this.model.id;
   }
 
+  /** pool mode: whether the InferencePool has a ready pod (its readiness name resolves). */
+  setBackendsReady(ready: boolean): void {
+    for (const r of this.list) r.backendsReady = ready;
+    this.drain();
+  }
+
   /** Reconciles discovered addresses: known replicas keep their state and in-flight counts. */
   setReplicaUrls(urls: readonly string[]): void {
     const byUrl = new Map(this.list.map((r) => [r.url, r]));

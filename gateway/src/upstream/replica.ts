@@ -12,6 +12,8 @@ export class Replica {
   lastError: string | undefined;
   /** False for an InferencePool address: no /health of its own, so ejections expire instead. */
   activeChecks = true;
+  /** An InferencePool address: whether the pool has a ready pod behind it (its readiness name resolves). */
+  backendsReady = true;
   ejectedAt = 0;
   /** The model server's own load, scraped from its /metrics (vLLM gauges); stale values are ignored. */
   waiting = 0;
@@ -28,7 +30,7 @@ export class Replica {
   ) {}
 
   get ready(): boolean {
-    return this.state === "ready";
+    return this.state === "ready" && this.backendsReady;
   }
 
   get hasCapacity(): boolean {

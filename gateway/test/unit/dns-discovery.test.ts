@@ -36,4 +36,51 @@ describe("DNS discovery", () => {
     await d.refresh();
     expect(pool.replicas.map((r) => r.url)).toEqual(["http://10.0.0.9:8000"]);
   });
+
+  it("an answer of no address (NXDOMAIN, NODATA) empties the set; the next answer refills it", async () => {
+    const pool = new ModelPool(model);
+    let answer: string[] | string = ["10.0.0.9"];
+    const d = new DnsDiscovery(pool, createLogger("silent"), async () => {
+      if (typeof answer === "string") throw Object.assign(new Error(`queryA ${answer}`), { code: answer });
+      return answer;
+    });
+    await d.refresh();
+    for (const code of ["ENOTFOUND", "ENODATA"]) {
+      answer = code;
+      await d.refresh();
+      expect([code, pool.replicas.length]).toEqual([code, 0]);
+      answer = ["10.0.0.9"];
+      await d.refresh();
+      expect(pool.replicas.map((r) => r.url)).toEqual(["http://10.0.0.9:8000"]);
+    }
+    answer = "ETIMEOUT";
+    await d.refresh();
+    expect(pool.replicas.length).toBe(1);
+  });
+
+  it("pool mode with a readiness name: ready while it resolves, not without; no name = always ready", async () => {
+    const [withName, without] = parseCatalog({
+      models: [
+        { id: "p", category: "generative", upstream: { mode: "pool", url: "http://igw/p", readiness: { host: "model-p.serving.svc.cluster.local", port: 8000 } } },
+        { id: "q", category: "generative", upstream: { mode: "pool", url: "http://igw/q" } },
+      ],
+    }).models;
+    let answer: string[] | "ENOTFOUND" = "ENOTFOUND";
+    const resolve = async () => {
+      if (answer === "ENOTFOUND") throw Object.assign(new Error("queryA ENOTFOUND"), { code: answer });
+      return answer;
+    };
+    const p = new ModelPool(withName!);
+    const d = new DnsDiscovery(p, createLogger("silent"), resolve);
+    await d.refresh();
+    expect(p.isReady).toBe(false);
+    expect(await p.acquire()).toEqual({ ok: false, reason: "not_ready" });
+    answer = ["10.1.0.4", "10.1.0.5"];
+    await d.refresh();
+    expect(p.isReady).toBe(true);
+    expect(p.replicas.map((r) => r.url)).toEqual(["http://igw/p"]);
+    const q = new ModelPool(without!);
+    await new DnsDiscovery(q, createLogger("silent"), resolve).refresh();
+    expect(q.isReady).toBe(true);
+  });
 });
