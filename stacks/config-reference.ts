@@ -5,7 +5,7 @@ import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS, monitoringSchema } from ".
 import { clusterSchema, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { type NamespaceReference, renderReference } from "../infra/platform/config-reference";
 import { platformSchema } from "../infra/platform/labels";
-import { servingSchema } from "../infra/serving/config";
+import { SECRET_KEYS as SERVING_SECRETS, servingSchema } from "../infra/serving/config";
 
 const unqualified = (keys: readonly string[]) => keys.map((k) => k.slice(k.indexOf(":") + 1));
 
@@ -38,7 +38,7 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
     title: "model serving",
     intro: "Present in a stack: the models listed are deployed from their folders (docs/models.md), and their catalog is handed to the gateway.",
     schema: servingSchema,
-    secretKeys: [],
+    secretKeys: [...SERVING_SECRETS],
   },
   {
     namespace: "gateway",

@@ -136,19 +136,26 @@ describe("CRDs are part of the program, before anything that uses them", () => {
   });
 });
 
+const PVC = "kubernetes:core/v1:PersistentVolumeClaim";
+
 describe("waits that fit the workload", () => {
   test("model servers wait floor + weights × allowance; the simulator only the floor", async () => {
     const { rs } = await run(everything());
-    // qwen3-8b: modelArtifacts.size 20Gi → 20 min + 20 × 30 s.
-    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.annotations).toEqual({ "pulumi.com/timeoutSeconds": String(20 * 60 + 20 * 30) });
-    expect(Number(values(named(rs, CHART, "ms-sim-chat")).decode.annotations["pulumi.com/timeoutSeconds"])).toBe(1201);
+    // qwen3-8b: model.yaml weights.sizeGiB 16 → 20 min + 16 × 30 s; the startup probe gets the same budget.
+    const qwen = values(named(rs, CHART, "ms-qwen3-8b")).decode;
+    expect(qwen.annotations).toEqual({ "pulumi.com/timeoutSeconds": String(20 * 60 + 16 * 30) });
+    expect(qwen.containers[0].startupProbe.failureThreshold * qwen.containers[0].startupProbe.periodSeconds).toBe(20 * 60 + 16 * 30);
+    expect(Number(values(named(rs, CHART, "ms-sim-chat")).decode.annotations["pulumi.com/timeoutSeconds"])).toBe(1200);
+    // The download gets its own budget: 10 min + 16 × 120 s.
+    expect(manifest(rs, T.job, "weights-download-qwen3-8b").metadata.annotations["pulumi.com/timeoutSeconds"]).toBe(String(10 * 60 + 16 * 120));
   });
 
   test("the floor and allowance are configurable; awaitModelServers false skips the wait", async () => {
     const longer = await run(everything({ "serving:startupTimeout": JSON.stringify({ floorMinutes: 45, secondsPerGiB: 60 }) }));
-    expect(values(named(longer.rs, CHART, "ms-qwen3-8b")).decode.annotations["pulumi.com/timeoutSeconds"]).toBe(String(45 * 60 + 20 * 60));
+    expect(values(named(longer.rs, CHART, "ms-qwen3-8b")).decode.annotations["pulumi.com/timeoutSeconds"]).toBe(String(45 * 60 + 16 * 60));
     const skipped = await run(everything({ "serving:awaitModelServers": "false" }));
     expect(values(named(skipped.rs, CHART, "ms-qwen3-8b")).decode.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
+    expect(manifest(skipped.rs, T.job, "weights-download-qwen3-8b").metadata.annotations).toEqual({ "pulumi.com/replaceUnready": "true", "pulumi.com/skipAwait": "true" });
   });
 
   test("the bucket Job is replaced when it failed before (replaceUnready) or its inputs change, under its own name", async () => {
@@ -170,10 +177,10 @@ describe("lifecycle rows the mocks can show", () => {
 
   const ids = (rs: ResourceRecord[]) => rs.map((r) => `${r.type} ${r.name}`);
 
-  test("destroy leaves exactly the namespaces, the CRDs and the monitoring objects (but the bucket Job)", () => {
+  test("destroy leaves exactly the namespaces, the CRDs, the weights caches and the monitoring objects (but the bucket Job)", () => {
     const retained = base.filter((r) => r.retainOnDelete).map((r) => `${r.type} ${r.name}`);
     const expected = base
-      .filter((r) => r.type === T.ns || r.type === CONFIG_FILE || (r.type.startsWith("kubernetes:") && isMonitoring(r) && r.name !== "logstore-create-bucket"))
+      .filter((r) => r.type === T.ns || r.type === CONFIG_FILE || r.type === PVC || (r.type.startsWith("kubernetes:") && isMonitoring(r) && r.name !== "logstore-create-bucket"))
       .map((r) => `${r.type} ${r.name}`);
     expect(retained.sort()).toEqual(expected.sort());
     expect(retained).toEqual(expect.arrayContaining([`${T.ns} monitoring`, `${T.ns} app-serving`, `${T.ns} ai-gateway`, `${CONFIG_FILE} inferencePool-crds`]));
@@ -189,11 +196,14 @@ describe("lifecycle rows the mocks can show", () => {
     expect(ids(without).every((id) => ids(base).includes(id))).toBe(true);
   });
 
-  test("a model removed: exactly its objects leave and none is retained (it stops serving); added again: the same names", async () => {
+  test("a model removed: exactly its objects leave and none but its weights cache is retained (it stops serving); added again: the same names", async () => {
     const removed = (await run(everything({ "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) }))).rs;
     const left = base.filter((r) => !ids(removed).includes(`${r.type} ${r.name}`));
     expect(left.length).toBeGreaterThan(3);
-    for (const r of left) expect([r.type, r.name, r.name.includes("qwen3-8b"), r.retainOnDelete]).toEqual([r.type, r.name, true, false]);
+    for (const r of left) expect([r.type, r.name, r.name.includes("qwen3-8b"), r.retainOnDelete]).toEqual([r.type, r.name, true, r.type === PVC]);
+    // weightsCache.retain false: the cache goes with the model.
+    const dropped = (await run(everything({ "serving:weightsCache": JSON.stringify({ retain: false }) }))).rs;
+    expect(named(dropped, PVC, "weights-qwen3-8b").retainOnDelete).toBe(false);
     expect(ids(removed).every((id) => ids(base).includes(id))).toBe(true);
     expect(ids((await run(everything())).rs).sort()).toEqual(ids(base).sort());
   });

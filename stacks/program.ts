@@ -10,7 +10,7 @@ import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSe
 import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/config";
 import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, REQUIRED_CRDS } from "../infra/platform/crds";
 import { createDigestKey } from "../infra/platform/secret-digest";
-import { CONFIG_NAMESPACE as SERVING, loadServingConfig } from "../infra/serving";
+import { CONFIG_NAMESPACE as SERVING, loadServingConfig, loadServingSecrets, QUALIFIED_SECRET_KEYS as SERVING_SECRETS } from "../infra/serving";
 import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
 import { deployMonitoring, type MonitoringOutputs } from "./monitoring";
 import { deployServing, planServing, servingCrdNeeds, type ServingOutputs, type ServingPlan } from "./serving";
@@ -23,7 +23,7 @@ export interface ProgramOutputs {
 
 /** Configuration namespaces a stack may use: the platform's, and the engine's own (`pulumi:`). */
 export const KNOWN_NAMESPACES = [CLUSTER_NAMESPACE, "platform", MONITORING, SERVING, GATEWAY, "pulumi"] as const;
-const SECRET_KEYS = [...QUALIFIED_CLUSTER_SECRET_KEYS, ...MONITORING_SECRETS, ...GATEWAY_SECRETS];
+const SECRET_KEYS = [...QUALIFIED_CLUSTER_SECRET_KEYS, ...MONITORING_SECRETS, ...SERVING_SECRETS, ...GATEWAY_SECRETS];
 
 interface Plan {
   readonly cluster: ClusterConfig;
@@ -71,7 +71,8 @@ export function planProgram(): Plan | undefined {
   const gatewayCfg = parts.includes(GATEWAY) ? collect(problems, loadGatewayConfig) : undefined;
   if (problems.length > 0 || !cluster) throw new ConfigError("stack", [...new Set(problems)]);
 
-  const serving = servingCfg ? planServing(servingCfg, cluster.domain) : undefined;
+  const serving = servingCfg ? collect(problems, () => planServing(servingCfg, cluster.domain, gatewayCfg?.namespace)) : undefined;
+  if (problems.length > 0) throw new ConfigError("stack", problems);
   const gateway = gatewayCfg ? collect(problems, () => planGateway(gatewayCfg, serving ? { catalog: serving.catalog, namespace: serving.cfg.namespace } : undefined)) : undefined;
   if (problems.length > 0) throw new ConfigError("stack", problems);
   return { cluster, monitoring, serving, gateway };
@@ -108,7 +109,9 @@ export function program(): ProgramOutputs {
   const gatewayApi = crds.ready.gatewayApi ?? [];
 
   const monitoring = plan.monitoring ? deployMonitoring(cluster, plan.monitoring, loadMonitoringSecrets(plan.monitoring), digestKey) : undefined;
-  const serving = plan.serving ? deployServing(cluster, plan.serving, { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }) : undefined;
+  const serving = plan.serving
+    ? deployServing({ cluster, plan: plan.serving, secrets: loadServingSecrets(plan.serving.cfg), crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi } })
+    : undefined;
   const gateway = plan.gateway
     ? deployGateway({ cluster, plan: plan.gateway, redisUrl: loadGatewaySecrets().redisUrl, routeCrds: gatewayApi, digestKey })
     : undefined;

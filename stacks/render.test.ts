@@ -75,7 +75,7 @@ describe("render (in process)", () => {
     // Lifecycle options are there to audit: the bucket Job's replacement, the model server's wait.
     expect(resources.find((r) => r.name === "logstore-create-bucket")?.options).toMatchObject({ deleteBeforeReplace: true, provider: "cluster" });
     expect(resources.find((r) => r.name === "logstore-create-bucket")?.options.retainOnDelete).toBeUndefined();
-    expect((resources.find((r) => r.name === "ms-sim-chat")?.inputs as { values: { decode: { annotations: unknown } } }).values.decode.annotations).toEqual({ "pulumi.com/timeoutSeconds": "1201" });
+    expect((resources.find((r) => r.name === "ms-sim-chat")?.inputs as { values: { decode: { annotations: unknown } } }).values.decode.annotations).toEqual({ "pulumi.com/timeoutSeconds": "1200" });
   });
 
   test("secrets appear as [secret], never in plaintext", () => {

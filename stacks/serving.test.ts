@@ -5,9 +5,10 @@ import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { CatalogSchema } from "../gateway/src/config/catalog";
+import * as pulumi from "@pulumi/pulumi";
 import { validateAnyObject } from "../infra/platform/crd-validate";
 import { isKubernetesObject, toManifest } from "../infra/platform/k8s-validate";
-import { type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
+import { isSecretValue, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
 import { render } from "../infra/platform/render";
 import { fullConfig as monitoringConfig, SECRET_KEYS as MONITORING_SECRETS, TEST_S3_PASSWORD, TEST_VIEWER_PASSWORD } from "../infra/monitoring/testing";
 import { editYaml, folderFiles, scratchModels, servingConfig, type YamlDoc } from "../infra/serving/testing";
@@ -18,11 +19,13 @@ const CHART = "kubernetes:helm.sh/v4:Chart";
 const ROUTE = "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute";
 const SERVICE = "kubernetes:core/v1:Service";
 const CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile";
+const PVC = "kubernetes:core/v1:PersistentVolumeClaim";
+const JOB = "kubernetes:batch/v1:Job";
 
-async function run(overrides: Record<string, string | undefined> = {}): Promise<{ rs: ResourceRecord[]; out: ServingOutputs | undefined }> {
+async function run(overrides: Record<string, string | undefined> = {}, secretKeys: string[] = []): Promise<{ rs: ResourceRecord[]; out: ServingOutputs | undefined }> {
   const { resources, outputs } = await runWithMocks(
     async () => (await import("./program")).program().serving,
-    { config: servingConfig(overrides) },
+    { config: servingConfig(overrides), secretKeys },
   );
   return { rs: resources, out: outputs };
 }
@@ -86,14 +89,72 @@ describe("serving stack on mocks, every sample referenced", () => {
 
   test("every Kubernetes object declared directly is schema-valid", () => {
     const objects = rs.filter(isKubernetesObject);
-    expect(objects.length).toBe(4);
+    expect(objects.map((r) => `${r.type.replace("kubernetes:", "")} ${r.name}`).sort()).toEqual([
+      "batch/v1:Job weights-download-bge-small-en",
+      "batch/v1:Job weights-download-qwen3-8b",
+      "core/v1:Namespace app-serving",
+      "core/v1:PersistentVolumeClaim weights-bge-small-en",
+      "core/v1:PersistentVolumeClaim weights-qwen3-8b",
+      "core/v1:Secret model-server-api-key",
+      "core/v1:Service model-bge-small-en",
+      "core/v1:Service model-qwen3-8b",
+      "core/v1:Service model-sim-chat",
+      "networking.k8s.io/v1:NetworkPolicy model-servers",
+    ]);
     for (const r of objects) expect(() => validateAnyObject(toManifest(r))).not.toThrow();
   });
 
-  test("models are not retained: removing one from serving:models and applying deletes it; the namespace and the CRDs stay", () => {
+  test("models are not retained: removing one from serving:models and applying deletes it; the namespace, the CRDs and the weights caches stay", () => {
     for (const r of rs.filter((x) => x.type.startsWith("kubernetes:"))) {
-      expect([r.type, r.name, r.retainOnDelete]).toEqual([r.type, r.name, r.type === "kubernetes:core/v1:Namespace" || r.type === CONFIG_FILE]);
+      const kept = r.type === "kubernetes:core/v1:Namespace" || r.type === CONFIG_FILE || r.type === PVC;
+      expect([r.type, r.name, r.retainOnDelete]).toEqual([r.type, r.name, kept]);
     }
+    // A retained claim keeps what Kubernetes would refuse to change.
+    expect(named(rs, PVC, "weights-qwen3-8b").ignoreChanges).toEqual(expect.arrayContaining(["spec.storageClassName", "spec.accessModes"]));
+  });
+
+  test("weights: a cache volume sized from model.yaml, a download Job into it, then the server reads it offline", () => {
+    const claim = toManifest(named(rs, PVC, "weights-qwen3-8b")) as YamlDoc;
+    expect(claim.spec).toEqual({ accessModes: ["ReadWriteMany"], resources: { requests: { storage: "22Gi" } } });
+    expect(claim.metadata.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
+    const job = named(rs, JOB, "weights-download-qwen3-8b");
+    const manifest = toManifest(job) as YamlDoc;
+    expect(manifest.metadata.name).toMatch(/^weights-qwen3-8b-[0-9a-f]{8}$/);
+    expect(manifest.metadata.annotations).toEqual({ "pulumi.com/replaceUnready": "true", "pulumi.com/timeoutSeconds": String(10 * 60 + 16 * 120) });
+    expect(job.dependsOn).toContain("weights-qwen3-8b");
+    expect(job.deleteBeforeReplace).toBe(true);
+    const pod = manifest.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 });
+    expect(pod.containers[0].env.map((e: { name: string }) => e.name)).not.toContain("HF_TOKEN");
+    const server = named(rs, CHART, "ms-qwen3-8b");
+    expect(server.dependsOn).toEqual(expect.arrayContaining(["gaie-qwen3-8b", "weights-download-qwen3-8b", "model-server-api-key"]));
+    expect(values(server).modelArtifacts.uri).toBe("pvc+hf://weights-qwen3-8b/hub/Qwen/Qwen3-8B");
+    // The simulator loads nothing: no volume, no Job, its folder's uri as is.
+    expect(rs.some((r) => r.name.includes("sim-chat") && (r.type === PVC || r.type === JOB))).toBe(false);
+    expect(values(named(rs, CHART, "ms-sim-chat")).modelArtifacts.uri).toBe("hf://random");
+  });
+
+  test("the model servers' API key: one Secret, the servers read it, the gateway gets it as a secret output", () => {
+    const secret = named(rs, "kubernetes:core/v1:Secret", "model-server-api-key");
+    expect(isSecretValue(secret.inputs.stringData)).toBe(true);
+    expect(Object.keys((secret.inputs.stringData as { value: object }).value)).toEqual(["api-key"]);
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.containers[0].env).toContainEqual({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "model-server-api-key", key: "api-key" } } });
+    expect(pulumi.Output.isInstance(out.upstreamApiKey)).toBe(true);
+  });
+
+  test("only the gateway, the pickers, the metrics server and model servers reach the model servers", () => {
+    const policy = toManifest(named(rs, "kubernetes:networking.k8s.io/v1:NetworkPolicy", "model-servers")) as YamlDoc;
+    const namespaces = policy.spec.ingress[0].from.map((f: YamlDoc) => f.namespaceSelector?.matchLabels["kubernetes.io/metadata.name"] ?? "(own)");
+    expect(namespaces).toEqual(["ai-gateway", "monitoring", "(own)", "(own)", "(own)", "(own)"]);
+  });
+
+  test("rollouts: on pools without spare GPUs every GPU model is recreated", () => {
+    expect(out.rollouts).toEqual({
+      "generative/qwen3-8b": { type: "Recreate", reason: 'node group "default" has no 1 spare GPU for a surge pod' },
+      "generative/sim-chat": { type: "RollingUpdate", surgeGpus: 0 },
+      "embedder/bge-small-en": { type: "Recreate", reason: 'node group "gpu-small" has no 1 spare GPU for a surge pod' },
+    });
+    expect(named(rs, CHART, "ms-qwen3-8b").transforms).toBe(1);
   });
 
   test("the exported catalog parses with the gateway's CatalogSchema, and its YAML is the same catalog", () => {
@@ -120,7 +181,14 @@ describe("configuration changes what is declared", () => {
       expect(m.spec.rules[0].backendRefs).toEqual([{ group: "inference.networking.k8s.io", kind: "InferencePool", name: `gaie-${slug}`, port: 8000 }]);
       expect(r.dependsOn).toContain(`gaie-${slug}`);
     }
-    expect(CatalogSchema.parse(out?.catalog).models[0]?.upstream).toEqual({ mode: "pool", url: "http://inference-gateway.gateway-system.svc.cluster.local/qwen3-8b" });
+    expect(CatalogSchema.parse(out?.catalog).models[0]?.upstream).toEqual({
+      mode: "pool",
+      url: "http://inference-gateway.gateway-system.svc.cluster.local/qwen3-8b",
+      readiness: { host: "model-qwen3-8b.app-serving.svc.cluster.local", port: 8000, refreshIntervalMs: 5000 },
+    });
+    // The inference gateway's namespace may reach the model servers.
+    const policy = toManifest(named(rs, "kubernetes:networking.k8s.io/v1:NetworkPolicy", "model-servers")) as YamlDoc;
+    expect(policy.spec.ingress[0].from).toContainEqual({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "gateway-system" } }, podSelector: {} });
   });
 
   test("removing a model from serving:models removes its releases, Service and catalog entry", async () => {
@@ -134,6 +202,43 @@ describe("configuration changes what is declared", () => {
     expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.replicas).toBe(0);
     expect(values(named(rs, CHART, "ms-sim-chat")).decode.replicas).toBe(2);
     expect(rs.some((r) => r.type === "kubernetes:core/v1:Namespace")).toBe(false);
+  });
+
+  test("a swap in one apply: the outgoing model goes to zero and the incoming server is created after it", async () => {
+    const { rs, out } = await run({
+      "serving:models": JSON.stringify(["generative/qwen3-8b", "generative/llama-3.3-70b"]),
+      "serving:replaces": JSON.stringify({ "generative/llama-3.3-70b": "generative/qwen3-8b" }),
+      "serving:gpuCapacity": JSON.stringify({ default: 4 }),
+      "serving:hfToken": "hf_test_token",
+    }, ["serving:hfToken"]);
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.replicas).toBe(0);
+    const incoming = named(rs, CHART, "ms-llama-3-3-70b");
+    expect(values(incoming).decode.replicas).toBe(1);
+    expect(incoming.dependsOn).toContain("ms-qwen3-8b");
+    // The incoming weights download does not wait: it needs no GPU and runs while the old model still serves.
+    expect(named(rs, JOB, "weights-download-llama-3-3-70b").dependsOn).not.toContain("ms-qwen3-8b");
+    expect(out?.gpus).toEqual({ default: { requested: 4, capacity: 4 } });
+    // Both are listed until the next apply removes the outgoing one; the token reaches only the download Jobs.
+    expect(out?.catalog.models.map((m) => m.id)).toEqual(["qwen3-8b", "llama-3.3-70b-instruct"]);
+    const tokenRef = { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "hf-token", key: "HF_TOKEN" } } };
+    expect((toManifest(named(rs, JOB, "weights-download-llama-3-3-70b")) as YamlDoc).spec.template.spec.containers[0].env).toContainEqual(tokenRef);
+    expect(JSON.stringify(values(incoming))).not.toContain("HF_TOKEN");
+  });
+
+  test("a config that cannot work fails preview naming the model folder and the field, declaring nothing", async () => {
+    const { resources, outputs } = await runWithMocks(
+      async () => {
+        try {
+          (await import("./program")).program();
+          return undefined;
+        } catch (err) {
+          return err as Error;
+        }
+      },
+      { config: servingConfig({ "serving:models": JSON.stringify(["generative/llama-3.3-70b"]), "serving:gpuCapacity": JSON.stringify({ default: 4 }) }) },
+    );
+    expect(outputs?.message).toContain("deployments/models/generative/llama-3.3-70b: model.yaml weights.gated is true but serving:hfToken is not set");
+    expect(resources).toEqual([]);
   });
 
   test("GPU preflight: one GPU over capacity fails before anything is declared", async () => {

@@ -1,22 +1,41 @@
 // The model-serving part of the program: every model referenced in `serving:models`, each as an InferencePool
 // release then a model-server release, and the model catalog the gateway reads (exported, see docs/models.md).
 import * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
 import type { CatalogInput } from "../gateway/src/config/catalog";
 import type { Cluster } from "../infra/platform/cluster";
+import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
+import { selectorLabels as gatewaySelectorLabels } from "../infra/gateway/labels";
 import {
+  API_KEY_SECRET,
   assertGpuCapacity,
   buildCatalog,
+  buildModelServerPolicy,
   catalogYaml,
+  checkModelNeeds,
+  CONFIG_NAMESPACE,
+  DOWNLOAD_IDENTITY,
   gpuUsage,
+  HF_TOKEN_SECRET,
   loadModelFolders,
+  MODEL_SERVER_POLICY_NAME,
   PART_OF,
   planModels,
   type PlannedModel,
+  planRollouts,
+  poolReleaseName,
+  type Rollout,
   ServedModel,
   type ServingConfig,
+  type ServingSecrets,
+  WEIGHTS_S3_SECRET,
 } from "../infra/serving";
+
+/** Where the gateway runs when neither this program nor serving:gatewayNamespace says (gateway:namespace's default). */
+const DEFAULT_GATEWAY_NAMESPACE = "ai-gateway";
+const GATEWAY_POD_LABELS = gatewaySelectorLabels();
 
 export interface ServingOutputs {
   readonly namespace: pulumi.Output<string> | string;
@@ -27,6 +46,10 @@ export interface ServingOutputs {
   readonly catalogYaml: string;
   /** GPUs requested per node group against `serving:gpuCapacity` (what the preflight checked). */
   readonly gpus: Record<string, { requested: number; capacity: number }>;
+  /** How each model rolls (rollout.ts): RollingUpdate with the GPUs its surge borrows, or Recreate and why. */
+  readonly rollouts: Record<string, Rollout>;
+  /** The key the model servers require (secret): the gateway sends it upstream. */
+  readonly upstreamApiKey: pulumi.Output<string>;
 }
 
 /** What the serving part will deploy, checked before anything is declared. */
@@ -35,18 +58,29 @@ export interface ServingPlan {
   readonly models: readonly PlannedModel[];
   /** The gateway's catalog of these models (CatalogSchema input form). */
   readonly catalog: CatalogInput;
+  readonly rollouts: ReadonlyMap<string, Rollout>;
+  /** Namespace of the gateway pods the NetworkPolicy admits. */
+  readonly gatewayNamespace: string;
 }
 
 /**
- * Folders (all of them), references, GPU capacity, then the catalog the gateway will read: any problem fails here,
- * before a resource exists. `clusterDomain` places the models' in-cluster addresses.
+ * Folders (all of them), references, what each model needs from the stack, GPU capacity, then the catalog the gateway
+ * will read: any problem fails here, before a resource exists. `clusterDomain` places the models' in-cluster
+ * addresses; `gatewayNamespace` is the gateway part's namespace when this program deploys it.
  */
-export function planServing(cfg: ServingConfig, clusterDomain: string): ServingPlan {
+export function planServing(cfg: ServingConfig, clusterDomain: string, gatewayNamespace?: string): ServingPlan {
   const folders = loadModelFolders(cfg.modelsDir);
-  const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir);
+  const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir, cfg.replaces);
+  const problems = checkModelNeeds(models, { hasHfToken: cfg.hasHfToken, hasS3: cfg.weightsS3 !== undefined, cacheAccessMode: cfg.weightsCache.accessMode });
+  if (gatewayNamespace !== undefined && cfg.gatewayNamespace !== undefined && cfg.gatewayNamespace !== gatewayNamespace) {
+    problems.push(`${CONFIG_NAMESPACE}:gatewayNamespace: is ${cfg.gatewayNamespace} but this program deploys the gateway in ${gatewayNamespace} (gateway:namespace); omit the key`);
+  }
+  if (problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
   assertGpuCapacity(models, cfg.gpuCapacity);
+  const cached = new Set(models.filter((m) => m.def.weightsSource.kind !== "volume").map((m) => m.def.ref));
+  const rollouts = planRollouts(models, { capacity: cfg.gpuCapacity, cacheAccessMode: cfg.weightsCache.accessMode, cached });
   const catalog = buildCatalog(models, { namespace: cfg.namespace, clusterDomain, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
-  return { cfg, models, catalog };
+  return { cfg, models, catalog, rollouts, gatewayNamespace: cfg.gatewayNamespace ?? gatewayNamespace ?? DEFAULT_GATEWAY_NAMESPACE };
 }
 
 /** The CRDs the plan's objects need: the InferencePool kinds the folders use, and HTTPRoute when routes are on. */
@@ -60,7 +94,23 @@ export interface ServingCrds {
   readonly gatewayApi: pulumi.Resource[];
 }
 
-export function deployServing(cluster: Cluster, plan: ServingPlan, crds: ServingCrds): ServingOutputs {
+/** A Secret in the serving namespace holding one secret value per key. */
+function secret(cluster: Cluster, name: string, namespace: pulumi.Input<string>, data: Record<string, pulumi.Input<string>>): k8s.core.v1.Secret {
+  return new k8s.core.v1.Secret(
+    name,
+    { metadata: { name, namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } }, type: "Opaque", stringData: data },
+    { provider: cluster.provider },
+  );
+}
+
+export interface ServingDeployment {
+  readonly cluster: Cluster;
+  readonly plan: ServingPlan;
+  readonly secrets: ServingSecrets;
+  readonly crds: ServingCrds;
+}
+
+export function deployServing({ cluster, plan, secrets, crds }: ServingDeployment): ServingOutputs {
   const { cfg, models: planned, catalog } = plan;
 
   // The namespace outlives the stack part (other things may live in it); the models themselves do not.
@@ -72,24 +122,65 @@ export function deployServing(cluster: Cluster, plan: ServingPlan, crds: Serving
       ).metadata.name
     : cfg.namespace;
 
-  for (const model of planned) {
-    new ServedModel(
-      model.def.slug,
-      {
-        model,
-        namespace,
-        namespaceName: cfg.namespace,
-        labelDomain: cfg.labelDomain,
-        charts: cfg.charts,
-        parentGateway: cfg.parentGateway,
-        gatewayProvider: cfg.gatewayProvider,
-        modelRegistryUrl: cfg.modelRegistryUrl,
-        clusterDomain: cluster.domain,
-        startupTimeout: cfg.startupTimeout,
-        awaitModelServers: cfg.awaitModelServers,
+  // The model servers' API key: made once, kept in the stack's state; the gateway holds the same value.
+  const apiKey = new random.RandomPassword("model-server-api-key", { length: 48, special: false }).result;
+  const apiKeySecret = secret(cluster, API_KEY_SECRET.name, namespace, { [API_KEY_SECRET.key]: apiKey });
+  const tokenSecret = secrets.hfToken ? secret(cluster, HF_TOKEN_SECRET, namespace, { HF_TOKEN: secrets.hfToken }) : undefined;
+  const s3Secret =
+    cfg.weightsS3 && secrets.weightsS3SecretKey
+      ? secret(cluster, WEIGHTS_S3_SECRET, namespace, { AWS_ACCESS_KEY_ID: cfg.weightsS3.accessKeyId, AWS_SECRET_ACCESS_KEY: secrets.weightsS3SecretKey })
+      : undefined;
+
+  if (cfg.networkPolicy) {
+    const policy = buildModelServerPolicy({
+      namespace: cfg.namespace,
+      labelDomain: cfg.labelDomain,
+      gateway: { namespace: plan.gatewayNamespace, podLabels: GATEWAY_POD_LABELS },
+      monitoringNamespace: cfg.monitoringNamespace,
+      inferenceGatewayNamespace: cfg.parentGateway ? (cfg.parentGateway.namespace ?? cfg.namespace) : undefined,
+      pools: planned.map((m) => poolReleaseName(m.def.slug)),
+    });
+    new k8s.networking.v1.NetworkPolicy(MODEL_SERVER_POLICY_NAME, { ...policy, metadata: { ...(policy.metadata as object), namespace } } as k8s.networking.v1.NetworkPolicyArgs, {
+      provider: cluster.provider,
+    });
+  }
+
+  const served = new Map<string, ServedModel>();
+  // Outgoing models of a swap first, so the incoming ones can wait for them.
+  const ordered = [...planned].sort((a, b) => Number(b.replaced) - Number(a.replaced));
+  for (const model of ordered) {
+    const outgoing = model.replaces ? served.get(model.replaces) : undefined;
+    served.set(
+      model.def.ref,
+      new ServedModel(
+        model.def.slug,
+        {
+          model,
+          namespace,
+          namespaceName: cfg.namespace,
+          labelDomain: cfg.labelDomain,
+          charts: cfg.charts,
+          parentGateway: cfg.parentGateway,
+          gatewayProvider: cfg.gatewayProvider,
+          clusterDomain: cluster.domain,
+          startupTimeout: cfg.startupTimeout,
+          awaitModelServers: cfg.awaitModelServers,
+          weights: {
+            cache: cfg.weightsCache,
+            downloadTimeout: cfg.downloadTimeout,
+            registryUrl: cfg.modelRegistryUrl,
+            tokenSecret: tokenSecret ? HF_TOKEN_SECRET : undefined,
+            s3: cfg.weightsS3 && s3Secret ? { endpoint: cfg.weightsS3.endpoint, credentialsSecret: WEIGHTS_S3_SECRET, image: cfg.weightsS3.image } : undefined,
+            identity: cluster.fixedUserIds ? DOWNLOAD_IDENTITY : undefined,
+          },
+          rollout: plan.rollouts.get(model.def.ref) as Rollout,
+          drainSeconds: cfg.drainSeconds,
+          apiKey: apiKeySecret,
+          after: outgoing ? [outgoing.server] : undefined,
         crds,
-      },
-      { providers: { kubernetes: cluster.provider } },
+        },
+        { providers: { kubernetes: cluster.provider }, dependsOn: [...(tokenSecret ? [tokenSecret] : []), ...(s3Secret ? [s3Secret] : [])] },
+      ),
     );
   }
 
@@ -99,5 +190,7 @@ export function deployServing(cluster: Cluster, plan: ServingPlan, crds: Serving
     catalog,
     catalogYaml: catalogYaml(catalog),
     gpus: Object.fromEntries(gpuUsage(planned, cfg.gpuCapacity).map((u) => [u.pool, { requested: u.requested, capacity: u.capacity ?? 0 }])),
+    rollouts: Object.fromEntries(plan.rollouts),
+    upstreamApiKey: pulumi.secret(apiKey),
   };
 }

@@ -24,12 +24,21 @@ describe("catalog", () => {
     expect(replicaServiceHost("x", "ns", "corp.internal")).toBe("model-x.ns.svc.corp.internal");
   });
 
-  test("pool mode: one URL per model, the HTTPRoute prefix behind the inference gateway", () => {
+  test("pool mode: one URL per generative model behind the inference gateway, ready while its headless Service has an address; embedders stay dns", () => {
     const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local", inferenceGatewayUrl: "http://igw.gateway-system.svc.cluster.local" });
+    const readiness = (slug: string) => ({ host: `model-${slug}.app-serving.svc.cluster.local`, port: 8000, refreshIntervalMs: 5000 });
     expect(CatalogSchema.parse(catalog).models.map((m) => m.upstream)).toEqual([
-      { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/qwen3-8b" },
-      { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/sim-chat" },
-      { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/bge-small-en" },
+      { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/qwen3-8b", readiness: readiness("qwen3-8b") },
+      { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/sim-chat", readiness: readiness("sim-chat") },
+      { mode: "dns", scheme: "http", ...readiness("bge-small-en") },
+    ]);
+  });
+
+  test("the gateway's schema refuses an embedder in pool mode", () => {
+    const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local" });
+    const bad = { models: catalog.models.map((m) => (m.category === "embedder" ? { ...m, upstream: { mode: "pool" as const, url: "http://igw/bge" } } : m)) };
+    expect(CatalogSchema.safeParse(bad).error?.issues.map((i) => [i.path.join("."), i.message])).toEqual([
+      ["models.2.upstream.mode", "an embedder is reached in dns or endpoints mode: an InferencePool's endpoint picker does not parse embeddings requests"],
     ]);
   });
 

@@ -21,9 +21,17 @@ export function replicaServiceHost(slug: string, namespace: string, clusterDomai
 
 type UpstreamInput = CatalogInput["models"][number]["upstream"];
 
+/**
+ * dns mode: the headless Service of the ready pods. pool mode: the InferencePool behind the inference gateway, listed
+ * while that same Service has an address. Embedders are always dns: an endpoint picker parses only chat and
+ * completions bodies.
+ */
 function upstreamOf(m: PlannedModel, args: CatalogArgs): UpstreamInput {
-  if (args.inferenceGatewayUrl) return { mode: "pool", url: `${args.inferenceGatewayUrl}${poolPathPrefix(m.def.slug)}` };
-  return { mode: "dns", host: replicaServiceHost(m.def.slug, args.namespace, args.clusterDomain), port: m.def.servingPort };
+  const replicas = { host: replicaServiceHost(m.def.slug, args.namespace, args.clusterDomain), port: m.def.servingPort };
+  if (args.inferenceGatewayUrl && m.def.category === "generative") {
+    return { mode: "pool", url: `${args.inferenceGatewayUrl}${poolPathPrefix(m.def.slug)}`, readiness: replicas };
+  }
+  return { mode: "dns", ...replicas };
 }
 
 /** The catalog of the deployed models (input form: the gateway fills its defaults); throws if the gateway would reject it. */

@@ -75,4 +75,47 @@ describe("serving config", () => {
     expect(text).toContain("serving:models: required");
     expect(text).toContain("platform:labelDomain: required");
   });
+
+  test("weights, drain, swap and network defaults", () => {
+    const c = parse();
+    expect(c).toMatchObject({
+      weightsCache: { accessMode: "ReadWriteMany", retain: true },
+      hasHfToken: false,
+      drainSeconds: 120,
+      replaces: {},
+      networkPolicy: true,
+      monitoringNamespace: "monitoring",
+      downloadTimeout: { floorMinutes: 10, secondsPerGiB: 120 },
+    });
+    expect(c.weightsS3).toBeUndefined();
+    expect(c.gatewayNamespace).toBeUndefined();
+  });
+
+  test("secrets are seen as present, never read as values; S3 weights bring the default downloader image", () => {
+    const c = parse({
+      "serving:hfToken": "hf_abc",
+      "serving:weightsS3": JSON.stringify({ endpoint: "http://objectstore:9000", accessKeyId: "reader" }),
+      "serving:weightsS3SecretKey": "s3cr3t",
+    });
+    expect(c.hasHfToken).toBe(true);
+    expect(c.weightsS3).toEqual({ endpoint: "http://objectstore:9000", accessKeyId: "reader", image: "amazon/aws-cli:2.27.9" });
+    expect(JSON.stringify(c)).not.toMatch(/hf_abc|s3cr3t/);
+  });
+
+  test("a swap names two listed models, one pair per model, the outgoing one not scaled up", () => {
+    const text = problems({
+      "serving:replaces": JSON.stringify({ "generative/sim-chat": "generative/qwen3-8b", "embedder/bge-small-en": "generative/qwen3-8b", "generative/other": "generative/sim-chat" }),
+      "serving:replicas": JSON.stringify({ "generative/qwen3-8b": 1 }),
+      "serving:weightsS3": JSON.stringify({ endpoint: "http://objectstore:9000", accessKeyId: "reader" }),
+    });
+    for (const fragment of [
+      "serving:replaces [generative/other]: generative/other is not in serving:models",
+      "serving:replicas [generative/qwen3-8b]: must be 0 or absent: generative/qwen3-8b is being replaced",
+      "serving:replaces: generative/qwen3-8b is replaced by more than one model",
+      "serving:replaces [generative/sim-chat]: is itself being replaced",
+      "serving:weightsS3SecretKey: required with serving:weightsS3",
+    ]) {
+      expect(text).toContain(fragment);
+    }
+  });
 });

@@ -4,15 +4,42 @@ import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
 import { chartArchivePath, REPO_ROOT } from "../platform/charts";
-import { chartVersion, dnsLabel } from "../platform/schema-rules";
-import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
+import { chartVersion, dnsLabel, dnsSubdomain, nonEmpty } from "../platform/schema-rules";
+import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
-import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
+import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_DRAIN_SECONDS, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
 import { nodeGroupSchema } from "./folder-schemas";
-import { DEFAULT_STARTUP_TIMEOUT, type StartupTimeout } from "./startup";
+import { DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, type StartupTimeout } from "./startup";
+import { DEFAULT_S3_DOWNLOADER_IMAGE } from "./weights";
 
 /** Keys that Pulumi passes JSON-encoded (lists, maps, booleans). */
-const STRUCTURED_KEYS = new Set(["models", "gpuCapacity", "replicas", "parentGateway", "createNamespace", "startupTimeout", "awaitModelServers"]);
+const STRUCTURED_KEYS = new Set([
+  "models",
+  "gpuCapacity",
+  "replicas",
+  "replaces",
+  "parentGateway",
+  "createNamespace",
+  "startupTimeout",
+  "downloadTimeout",
+  "awaitModelServers",
+  "weightsCache",
+  "weightsS3",
+  "networkPolicy",
+  "drainSeconds",
+]);
+
+/** Keys that hold secrets: read only with `config.requireSecret`, never parsed as plain values. */
+export const SECRET_KEYS = ["hfToken", "weightsS3SecretKey"] as const;
+export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
+
+const waitSchema = (what: string, floor: number, perGiB: number) =>
+  z
+    .strictObject({
+      floorMinutes: z.number().int().min(1).max(24 * 60).default(floor).meta(doc(`Minutes every ${what} gets.`, floor)),
+      secondsPerGiB: z.number().min(0).max(3600).default(perGiB).meta(doc("Seconds more per GiB of the model's weights (model.yaml `weights.sizeGiB`).", perGiB)),
+    })
+    .prefault({});
 
 const modelRef = z.string().regex(new RegExp(`^(${CATEGORIES.join("|")})/[A-Za-z0-9._-]+$`), `must be <category>/<model> with <category> one of ${CATEGORIES.join(", ")}`);
 const httpUrl = (example: string) => z.url({ protocol: /^https?$/, error: `must be an http(s) URL such as ${example}` });
@@ -58,13 +85,62 @@ export const servingSchema = z
     modelRegistryUrl: httpUrl("https://models.registry.internal/api/huggingface")
       .optional()
       .meta(doc("Hugging Face-compatible endpoint of the internal weights registry, set as HF_ENDPOINT on model servers that download `hf://` weights.", "https://models.registry.internal/api/huggingface")),
-    startupTimeout: z
+    startupTimeout: waitSchema("model server", DEFAULT_STARTUP_TIMEOUT.floorMinutes, DEFAULT_STARTUP_TIMEOUT.secondsPerGiB).meta(
+      doc(
+        "How long a model server may take to load its weights and become ready: how long `pulumi up` waits for it (the provider's default is 10 minutes) and the startup probe's budget (the kubelet restarts a server that exceeds it).",
+        { floorMinutes: 30, secondsPerGiB: 45 },
+      ),
+    ),
+    downloadTimeout: waitSchema("weights download", DEFAULT_DOWNLOAD_TIMEOUT.floorMinutes, DEFAULT_DOWNLOAD_TIMEOUT.secondsPerGiB).meta(
+      doc("How long `pulumi up` waits for a model's weights download Job (the first apply of a model, and a new source or revision).", { floorMinutes: 20, secondsPerGiB: 120 }),
+    ),
+    weightsCache: z
       .strictObject({
-        floorMinutes: z.number().int().min(1).max(24 * 60).default(DEFAULT_STARTUP_TIMEOUT.floorMinutes).meta(doc("Minutes every model server gets.", 20)),
-        secondsPerGiB: z.number().min(0).max(3600).default(DEFAULT_STARTUP_TIMEOUT.secondsPerGiB).meta(doc("Seconds more per GiB of the folder's `modelArtifacts.size` (download and load).", 30)),
+        accessMode: z
+          .enum(["ReadWriteMany", "ReadWriteOnce"])
+          .default("ReadWriteMany")
+          .meta(doc("ReadWriteMany (NFS, CephFS, a cloud filestore): every replica on every node mounts the one copy. ReadWriteOnce (a block volume): one node mounts it, so a model with it runs one replica and rolls with Recreate.", "ReadWriteOnce")),
+        storageClass: dnsSubdomain.optional().meta(doc("Storage class of the cache volumes; omitted: the cluster's default class (which must offer the access mode).", "nfs-client")),
+        retain: z.boolean().default(true).meta(doc("Keep a model's cache volume when the model is removed from `serving:models` (re-adding it then loads without a download); false deletes it with the model.", false)),
       })
       .prefault({})
-      .meta(doc("How long `pulumi up` waits for a model server to become ready (the provider's default is 10 minutes).", { floorMinutes: 30, secondsPerGiB: 45 })),
+      .meta(doc("The persistent volumes (`weights-<slug>`, sized from model.yaml `weights`) that hold each model's weights: downloaded once, mounted read-only by every replica and restart.", { accessMode: "ReadWriteMany", storageClass: "nfs-client" })),
+    hfToken: secretPresence
+      .optional()
+      .meta(doc("Hugging Face token for gated weights (model.yaml `weights.gated: true`): only the download Jobs read it, from the Secret `hf-token` in the serving namespace.")),
+    weightsS3: z
+      .strictObject({
+        endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
+        accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
+        image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
+      })
+      .optional()
+      .meta(doc("The internal object store that `s3://<bucket>/<prefix>` weights come from (docs/models.md \"Publishing weights\").", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),
+    weightsS3SecretKey: secretPresence.optional().meta(doc("Secret key of `serving:weightsS3.accessKeyId`; required with `weightsS3`.")),
+    drainSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .default(DEFAULT_DRAIN_SECONDS)
+      .meta(doc("How long a stopping model server keeps serving its in-flight requests and streams (preStop drain); its termination grace adds 30 s. A model.yaml `drainSeconds` overrides it.", 300)),
+    replaces: z
+      .record(modelRef, modelRef)
+      .default({})
+      .meta(
+        doc(
+          "Swap models on full GPUs in one apply: `{incoming: outgoing}`. The outgoing model is scaled to zero first and the incoming one is created only after its pods are gone; both stay in `serving:models` until the next apply removes the outgoing one.",
+          { "generative/llama-3.3-70b": "generative/qwen3-8b" },
+        ),
+      ),
+    networkPolicy: z
+      .boolean()
+      .default(true)
+      .meta(doc("Admit traffic to the model servers only from the gateway, the endpoint pickers, the inference gateway and the metrics server. false: no NetworkPolicy (a cluster whose network plugin does not enforce them).", false)),
+    gatewayNamespace: dnsLabel
+      .optional()
+      .meta(doc("Namespace of the gateway pods the NetworkPolicy admits; default: the gateway part's namespace when this program deploys it, else ai-gateway.", "ai-gateway")),
+    monitoringNamespace: dnsLabel.default("monitoring").meta(doc("Namespace of the metrics server that scrapes the model servers' /metrics.", "monitoring")),
     awaitModelServers: z
       .boolean()
       .default(true)
@@ -77,6 +153,18 @@ export const servingSchema = z
       const listed = new Set(Array.isArray(v.models) ? v.models : []);
       for (const key of Object.keys(v.replicas ?? {})) {
         if (!listed.has(key)) ctx.addIssue({ code: "custom", path: ["replicas", key], message: "is not in serving:models" });
+      }
+      for (const [incoming, outgoing] of Object.entries(v.replaces ?? {})) {
+        for (const ref of [incoming, outgoing]) if (!listed.has(ref)) ctx.addIssue({ code: "custom", path: ["replaces", incoming], message: `${ref} is not in serving:models` });
+        if (incoming === outgoing) ctx.addIssue({ code: "custom", path: ["replaces", incoming], message: "a model cannot replace itself" });
+        if ((v.replicas?.[outgoing] ?? 0) > 0) ctx.addIssue({ code: "custom", path: ["replicas", outgoing], message: `must be 0 or absent: ${outgoing} is being replaced (serving:replaces)` });
+      }
+      const outgoing = Object.values(v.replaces ?? {});
+      for (const ref of new Set(outgoing.filter((o, i) => outgoing.indexOf(o) !== i))) ctx.addIssue({ code: "custom", path: ["replaces"], message: `${ref} is replaced by more than one model` });
+      for (const ref of Object.keys(v.replaces ?? {})) if (outgoing.includes(ref)) ctx.addIssue({ code: "custom", path: ["replaces", ref], message: "is itself being replaced: swap one pair per apply" });
+      const present = value as Record<string, unknown>;
+      if (v.weightsS3 !== undefined && present.weightsS3SecretKey === undefined) {
+        ctx.addIssue({ code: "custom", path: ["weightsS3SecretKey"], message: "required with serving:weightsS3 (pulumi config set --secret serving:weightsS3SecretKey …)" });
       }
       if (v.inferenceGatewayUrl !== undefined && v.parentGateway === undefined) {
         ctx.addIssue({ code: "custom", path: ["inferenceGatewayUrl"], message: "needs serving:parentGateway (the HTTPRoutes that reach the pools)" });
@@ -101,7 +189,18 @@ export interface ServingConfig {
   readonly gatewayProvider?: "none" | "istio" | "gke";
   readonly modelRegistryUrl?: string;
   readonly startupTimeout: StartupTimeout;
+  readonly downloadTimeout: StartupTimeout;
   readonly awaitModelServers: boolean;
+  readonly weightsCache: { readonly accessMode: "ReadWriteMany" | "ReadWriteOnce"; readonly storageClass?: string; readonly retain: boolean };
+  /** `serving:hfToken` is set (its value is read only as a secret Output, see loadServingSecrets). */
+  readonly hasHfToken: boolean;
+  readonly weightsS3?: { readonly endpoint: string; readonly accessKeyId: string; readonly image: string };
+  readonly drainSeconds: number;
+  /** `{incoming: outgoing}` swaps. */
+  readonly replaces: Readonly<Record<string, string>>;
+  readonly networkPolicy: boolean;
+  readonly gatewayNamespace?: string;
+  readonly monitoringNamespace: string;
 }
 
 /**
@@ -109,7 +208,7 @@ export interface ServingConfig {
  * `platform:labelDomain` (stamped on every model-server pod). Throws one ConfigError naming every offending key.
  */
 export function parseServingConfig(raw: Readonly<Record<string, string>>, labelDomain: string | undefined): ServingConfig {
-  const input = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, STRUCTURED_KEYS.has(k) ? decodeStructured(v) : v]));
+  const input = schemaInput(raw, SECRET_KEYS, STRUCTURED_KEYS);
   const parsed = servingSchema.safeParse(input);
   const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
   problems.push(...checkLabelDomain(labelDomain));
@@ -133,11 +232,34 @@ export function parseServingConfig(raw: Readonly<Record<string, string>>, labelD
     gatewayProvider: c.gatewayProvider,
     modelRegistryUrl: c.modelRegistryUrl,
     startupTimeout: c.startupTimeout,
+    downloadTimeout: c.downloadTimeout,
     awaitModelServers: c.awaitModelServers,
+    weightsCache: c.weightsCache,
+    hasHfToken: c.hfToken !== undefined,
+    weightsS3: c.weightsS3,
+    drainSeconds: c.drainSeconds,
+    replaces: c.replaces,
+    networkPolicy: c.networkPolicy,
+    gatewayNamespace: c.gatewayNamespace,
+    monitoringNamespace: c.monitoringNamespace,
   };
 }
 
 /** Reads and validates the stack's `serving:` namespace. */
 export function loadServingConfig(): ServingConfig {
   return parseServingConfig(readNamespace(CONFIG_NAMESPACE), pulumi.runtime.allConfig()[LABEL_DOMAIN_KEY]);
+}
+
+export interface ServingSecrets {
+  readonly hfToken?: pulumi.Output<string>;
+  readonly weightsS3SecretKey?: pulumi.Output<string>;
+}
+
+/** The secrets, only ever as secret Outputs. Call after `loadServingConfig` succeeded. */
+export function loadServingSecrets(cfg: ServingConfig): ServingSecrets {
+  const config = new pulumi.Config(CONFIG_NAMESPACE);
+  return {
+    hfToken: cfg.hasHfToken ? config.requireSecret("hfToken") : undefined,
+    weightsS3SecretKey: cfg.weightsS3 ? config.requireSecret("weightsS3SecretKey") : undefined,
+  };
 }

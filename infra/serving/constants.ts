@@ -38,3 +38,9 @@ export const MODELSERVICE_DEFAULTS = { servicePort: 8000, proxyEnabled: true, pr
 
 /** The llm-d simulator image: the chart requests no accelerator for it, whatever `accelerator.type` says. */
 export const SIMULATOR_IMAGE_MARKER = "llm-d-inference-sim";
+
+/**
+ * How long a stopping model server keeps serving what it has in flight (`serving:drainSeconds`). The llm-d guides
+ * drain 30 s to 300 s; long reasoning streams need minutes, and the drain ends as soon as nothing is in flight.
+ */
+export const DEFAULT_DRAIN_SECONDS = 120;

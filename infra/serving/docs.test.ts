@@ -7,13 +7,15 @@ import { parse } from "yaml";
 import { CatalogSchema } from "../../gateway/src/config/catalog";
 import { optionsFromArgv } from "../../scripts/model-add";
 import { codeSpans, markedBlocks, readDoc } from "../platform/docs-testing";
-import { parseServingConfig } from "./config";
+import { parseServingConfig, SECRET_KEYS } from "./config";
 import { InferencePoolValuesSchema, ModelMetadataSchema, ModelServerValuesSchema } from "./folder-schemas";
 import { checkGpuCapacity } from "./gpu-preflight";
 import { loadModelFolders, ModelFolderError, RULES } from "./model-folders";
 import { planModels } from "./plan";
 import { scaffoldModel } from "./scaffold";
-import { startupTimeoutSeconds } from "./startup";
+import { DEFAULT_DOWNLOAD_TIMEOUT, startupTimeoutSeconds } from "./startup";
+import { MODEL_FAMILIES, type ModelFamily } from "./families";
+import { cacheSizeGiB } from "./weights";
 import { editYaml, scratchModels } from "./testing";
 
 const page = readDoc("models.md");
@@ -64,7 +66,9 @@ describe("docs/models.md", () => {
             .filter(([k]) => k.startsWith("serving:"))
             .map(([k, v]) => [k.slice("serving:".length), typeof v === "string" ? v : JSON.stringify(v)]),
         );
-        expect(() => parseServingConfig(raw, "ai-platform.io")).not.toThrow();
+        // Secrets are set with `pulumi config set --secret`, never in the stack file the block shows.
+        const secrets = Object.fromEntries(SECRET_KEYS.map((k) => [k, "set-as-a-secret"]));
+        expect(() => parseServingConfig({ ...secrets, ...raw }, "ai-platform.io")).not.toThrow();
         checked.stack++;
       } else if (b.marker === "catalog") {
         CatalogSchema.parse(doc);
@@ -78,7 +82,7 @@ describe("docs/models.md", () => {
     withExampleFolder(false, (root) => {
       const [model, ...rest] = loadModelFolders(root);
       expect(rest).toEqual([]);
-      expect(model).toMatchObject({ ref: "generative/llama-8b", id: "llama-8b", slug: "llama-8b", maxConcurrency: 32, toolCalling: true, weightsGiB: 20 });
+      expect(model).toMatchObject({ ref: "generative/llama-8b", id: "llama-8b", slug: "llama-8b", maxConcurrency: 32, toolCalling: true, weightsGiB: 15, weightsInfo: { gated: true } });
       expect(model?.gpus.perDecodeReplica).toBe(1);
     });
   });
@@ -128,10 +132,32 @@ describe("docs/models.md", () => {
     }
   });
 
-  test("the startup wait table is what startup.ts computes", () => {
-    for (const [size, minutes] of [[5 / 1024, 20], [20, 30], [140, 90]] as const) {
-      expect(Math.floor(startupTimeoutSeconds(size) / 60)).toBe(minutes);
+  test("the startup wait table is what startup.ts computes for the shipped folders", () => {
+    const sizes = Object.fromEntries(loadModelFolders().map((m) => [m.slug, m.weightsGiB]));
+    for (const [slug, minutes] of [["sim-chat", 20], ["qwen3-8b", 28], ["llama-3-3-70b", 85]] as const) {
+      expect(Math.floor(startupTimeoutSeconds(sizes[slug]) / 60)).toBe(minutes);
       expect(page).toMatch(new RegExp(`\\| ${minutes} min \\|`));
     }
+    // The probe figures quoted for the 8B and the 70B.
+    expect(page).toContain(`Qwen3-8B: ${Math.ceil(startupTimeoutSeconds(16) / 10)} × 10 s; the 70B: ${Math.ceil(startupTimeoutSeconds(131.5) / 10)} × 10 s`);
+    expect(page).toContain(`42 minutes for Qwen3-8B, 4 h 33 min for 131.5 GiB`);
+    expect([startupTimeoutSeconds(16, DEFAULT_DOWNLOAD_TIMEOUT) / 60, Math.floor(startupTimeoutSeconds(131.5, DEFAULT_DOWNLOAD_TIMEOUT) / 60)]).toEqual([42, 4 * 60 + 33]);
+  });
+
+  test("the families table is MODEL_FAMILIES", () => {
+    const section = page.slice(page.indexOf("<!-- families -->"));
+    const lines = section.split("\n").slice(3);
+    const rows = lines.slice(0, lines.indexOf("")).filter((l) => l.startsWith("| `"));
+    const table = Object.fromEntries(rows.map((r) => r.split("|").map((c) => c.trim().replace(/`/g, "")).slice(1, 5)).map(([f, tool, reasoning, kind]) => [f, { tool, reasoning, kind }]));
+    expect(Object.keys(table).sort()).toEqual(Object.keys(MODEL_FAMILIES).sort());
+    for (const [name, family] of Object.entries(MODEL_FAMILIES) as [string, ModelFamily][]) {
+      if (name === "other") continue;
+      expect([name, table[name]]).toEqual([name, { tool: family.toolParser ?? (family.embedding ? "none" : "none"), reasoning: family.reasoningParser ?? "none", kind: family.embedding ? "embedding" : "generative" }]);
+    }
+  });
+
+  test("the cache sizes quoted are what weights.ts computes", () => {
+    expect([cacheSizeGiB(16), cacheSizeGiB(131.5), cacheSizeGiB(0.13)]).toEqual([22, 160, 3]);
+    expect(page).toContain("22 GiB for Qwen3-8B, 160 GiB for Llama 3.3 70B, 3 GiB for\nbge-small");
   });
 });

@@ -48,7 +48,7 @@ export const ModelServerValuesSchema = z.looseObject({
     /** The chart passes it as vLLM `--served-model-name`: it IS the model id clients send. */
     name: ModelIdSchema,
     /** Where the weights come from (the internal registry): hf://<org>/<name>, pvc://<claim>/<path>. */
-    uri: z.string().regex(/^(hf|pvc|pvc\+hf|oci):\/\/\S+$/, "must be hf://…, pvc://…, pvc+hf://… or oci://…"),
+    uri: z.string().regex(/^(hf|s3|pvc|pvc\+hf|oci):\/\/\S+$/, "must be hf://…, s3://…, pvc://…, pvc+hf://… or oci://…"),
     /** Volume for the weights (weights plus headroom); also what the startup wait of `pulumi up` grows with. */
     size: z
       .union([z.string(), z.number()])
@@ -114,6 +114,8 @@ export const ModelMetadataSchema = z.strictObject({
       cacheGiB: z.number().int().positive().max(100_000).optional(),
     })
     .optional(),
+  /** Seconds a stopping server keeps serving its in-flight requests (overrides serving:drainSeconds). */
+  drainSeconds: z.number().int().min(0).max(3600).optional(),
   /** `npm start` only: how the local simulator imitates this model. */
   local: z
     .strictObject({

@@ -38,7 +38,7 @@ describe("GPU preflight", () => {
 
   test("swap procedure: two models on a one-GPU node fail; old at 0 replicas passes; then the old one can go", () => {
     // A second 1-GPU model for the same on-prem GPU, as an operator would add it.
-    const replacement = { ...folders[0]!, ref: "generative/qwen3-8b-new", id: "qwen3-8b-new", slug: "qwen3-8b-new" };
+    const replacement = { ...folders.find((f) => f.ref === "generative/qwen3-8b")!, ref: "generative/qwen3-8b-new", id: "qwen3-8b-new", slug: "qwen3-8b-new" };
     const withNew = [...folders, replacement];
     const refs = ["generative/qwen3-8b", "generative/qwen3-8b-new"];
     const cap = { default: 1 };
@@ -46,6 +46,13 @@ describe("GPU preflight", () => {
     // Step 1 (`pulumi up`): old model at zero replicas. Step 2: both referenced, old still at zero.
     expect(checkGpuCapacity(planModels(["generative/qwen3-8b"], { "generative/qwen3-8b": 0 }, withNew, "x"), cap)).toEqual([]);
     expect(checkGpuCapacity(planModels(refs, { "generative/qwen3-8b": 0 }, withNew, "x"), cap)).toEqual([]);
+    // Or both steps in one apply: serving:replaces puts the outgoing model at zero.
+    const swap = planModels(refs, {}, withNew, "x", { "generative/qwen3-8b-new": "generative/qwen3-8b" });
+    expect(checkGpuCapacity(swap, cap)).toEqual([]);
+    expect(swap.map((m) => [m.def.ref, m.replicas, m.replaced, m.replaces])).toEqual([
+      ["generative/qwen3-8b", 0, true, undefined],
+      ["generative/qwen3-8b-new", 1, false, "generative/qwen3-8b"],
+    ]);
   });
 
   test("a reference without a folder is a configuration error naming the key", () => {

@@ -21,6 +21,15 @@ export function acceleratorResource(values: ModelServerValues): string | undefin
   return values.accelerator?.resources?.[type] ?? ACCELERATOR_RESOURCES[type] ?? "nvidia.com/gpu";
 }
 
+/**
+ * The resource a GPU node's taint usually names (the GPU operator taints with `nvidia.com/gpu`), for a model that
+ * requests a MIG slice (`nvidia.com/mig-1g.10gb`) or a time-sliced share (`nvidia.com/gpu.shared`) of that vendor.
+ */
+export function wholeGpuResource(resource: string): string {
+  const vendor = resource.split("/")[0];
+  return Object.values(ACCELERATOR_RESOURCES).find((r) => r.split("/")[0] === vendor) ?? resource;
+}
+
 /** `dataLocal × tensor`, with the chart's fallbacks (dataLocal from data / workers). */
 export function gpusPerWorker(p: Parallelism | undefined): number {
   const tensor = p?.tensor ?? 1;

@@ -11,31 +11,34 @@ describe("the sample folders", () => {
   const byRef = Object.fromEntries(models.map((m) => [m.ref, m]));
 
   test("load, generative first, with ids set at deploy time (not the weights' names)", () => {
-    expect(models.map((m) => m.ref)).toEqual(["generative/qwen3-8b", "generative/sim-chat", "embedder/bge-small-en"]);
+    expect(models.map((m) => m.ref)).toEqual(["generative/llama-3.3-70b", "generative/qwen3-8b", "generative/sim-chat", "embedder/bge-small-en"]);
+    expect(byRef["generative/llama-3.3-70b"]).toMatchObject({ id: "llama-3.3-70b-instruct", slug: "llama-3-3-70b", tensorParallel: 4, weightsGiB: 131.5, weightsInfo: { gated: true } });
     expect(byRef["generative/qwen3-8b"]).toMatchObject({ id: "qwen3-8b", slug: "qwen3-8b", weights: "hf://Qwen/Qwen3-8B", category: "generative" });
     expect(byRef["embedder/bge-small-en"]).toMatchObject({ id: "bge-small-en-v1.5", slug: "bge-small-en", weights: "hf://BAAI/bge-small-en-v1.5", nodeGroup: "gpu-small" });
   });
 
   test("concurrency cap from --max-num-seqs, tool calling from vLLM's flag (and the simulator), serving port 8000", () => {
     expect(models.map((m) => [m.id, m.maxConcurrency, m.toolCalling, m.servingPort])).toEqual([
+      ["llama-3.3-70b-instruct", 64, true, 8000],
       ["qwen3-8b", 32, true, 8000],
       ["sim-chat", 16, true, 8000],
       ["bge-small-en-v1.5", 64, false, 8000],
     ]);
   });
 
-  test("GPUs per replica as the chart requests them: 1 for the vLLM models, none for the simulator", () => {
+  test("GPUs per replica as the chart requests them: 4 for the 70B, 1 for the 8B, a time-sliced share for the embedder, none for the simulator", () => {
     expect(models.map((m) => [m.id, m.gpus.resource, m.gpus.perDecodeReplica])).toEqual([
+      ["llama-3.3-70b-instruct", "nvidia.com/gpu", 4],
       ["qwen3-8b", "nvidia.com/gpu", 1],
       ["sim-chat", undefined, 0],
-      ["bge-small-en-v1.5", "nvidia.com/gpu", 1],
+      ["bge-small-en-v1.5", "nvidia.com/gpu.shared", 1],
     ]);
   });
 
-  test("vLLM models probe /health (liveness) and /v1/models (startup, readiness)", () => {
-    for (const ref of ["generative/qwen3-8b", "embedder/bge-small-en"]) {
+  test("vLLM models probe /health, never a /v1 path (vLLM's API key guards those)", () => {
+    for (const ref of ["generative/llama-3.3-70b", "generative/qwen3-8b", "embedder/bge-small-en"]) {
       const c = byRef[ref]?.serverValues.decode.containers[0] as Record<string, { httpGet: { path: string } }>;
-      expect([c.livenessProbe?.httpGet.path, c.startupProbe?.httpGet.path, c.readinessProbe?.httpGet.path]).toEqual(["/health", "/v1/models", "/v1/models"]);
+      expect([c.livenessProbe?.httpGet.path, c.startupProbe?.httpGet.path, c.readinessProbe?.httpGet.path]).toEqual(["/health", "/health", "/health"]);
     }
   });
 
@@ -98,6 +101,22 @@ describe("broken folders fail with the folder and the rule named", () => {
     ["concurrency: missing", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].args = ["--max-model-len=4096"])), /\[concurrency\] set --max-num-seqs/],
     ["concurrency: above vLLM's", () => editYaml(qwen().meta, (d) => (d.maxConcurrency = 64)), /\[concurrency\] model\.yaml maxConcurrency 64 exceeds --max-num-seqs 32/],
     ["metadata", () => editYaml(qwen().meta, (d) => (d.owner = "x")), /\[metadata\] model\.yaml: Unrecognized key: "owner"/],
+    ["metadata: unknown family", () => editYaml(qwen().meta, (d) => (d.family = "qwen4")), /\[metadata\] model\.yaml: family: must be one of qwen3, /],
+    ["max model len: missing", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => !a.startsWith("--max-model-len")))), /\[max model len\] decode\.containers\[0\]\.args must set --max-model-len/],
+    ["max model len: over the context", () => editYaml(qwen().meta, (d) => (d.contextLength = 8192)), /\[max model len\] --max-model-len 16384 exceeds the model's context \(model\.yaml contextLength 8192\)/],
+    ["max model len: context unknown", () => editYaml(qwen().meta, (d) => delete d.contextLength), /\[max model len\] model\.yaml contextLength is required/],
+    ["tensor parallel: flag disagrees", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--tensor-parallel-size=2")), /\[tensor parallel\] .*--tensor-parallel-size 2 but decode\.parallelism\.tensor is 1/],
+    ["tensor parallel: more than the GPUs requested", () => editYaml(qwen().ms, (d) => (d.decode.parallelism.tensor = 2)), /\[tensor parallel\] decode\.parallelism asks for 2 GPUs per pod \(tensor 2\) but decode\.containers\[0\]\.resources\.limits nvidia\.com\/gpu is 1/],
+    ["shared memory: not in memory", () => editYaml(qwen().ms, (d) => { d.decode.parallelism.tensor = 2; d.decode.containers[0].resources.limits["nvidia.com/gpu"] = "2"; d.decode.volumes.find((v: { name: string }) => v.name === "shm").emptyDir = {}; }), /\[shared memory\] decode\.volumes shm must be an emptyDir with medium Memory/],
+    ["shared memory: over the memory limit", () => editYaml(qwen().ms, (d) => { d.decode.parallelism.tensor = 2; d.decode.containers[0].resources.limits["nvidia.com/gpu"] = "2"; d.decode.containers[0].resources.limits.memory = "8Gi"; }), /\[shared memory\] .*limits\.memory 8Gi must exceed the 8Gi of \/dev\/shm/],
+    ["gpu memory", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--gpu-memory-utilization=1.5")), /\[gpu memory\] --gpu-memory-utilization must be in \(0, 1\], got 1\.5/],
+    ["parsers: family missing", () => editYaml(qwen().meta, (d) => delete d.family), /\[parsers\] model\.yaml family is required/],
+    ["parsers: wrong tool parser", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--tool-call-parser=llama3_json")), /\[parsers\] family qwen3 needs --tool-call-parser=hermes/],
+    ["parsers: reasoning parser missing", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => !a.startsWith("--reasoning-parser")))), /\[parsers\] family qwen3 needs --reasoning-parser=qwen3/],
+    ["weights: size missing", () => editYaml(qwen().meta, (d) => delete d.weights), /\[weights\] model\.yaml weights\.sizeGiB is required/],
+    ["weights: over the cache volume", () => editYaml(qwen().meta, (d) => (d.weights.cacheGiB = 10)), /\[weights\] model\.yaml weights\.cacheGiB 10 is smaller than weights\.sizeGiB 16/],
+    ["probes: startup probe missing", () => editYaml(qwen().ms, (d) => delete d.decode.containers[0].startupProbe), /\[probes\] decode\.containers\[0\]\.startupProbe is required/],
+    ["probes: a /v1 path", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].readinessProbe.httpGet.path = "/v1/models")), /\[probes\] decode\.containers\[0\]\.readinessProbe probes \/v1\/models/],
   ])("%s", (_name, breakIt, message) => {
     breakIt();
     const text = failure();
@@ -105,6 +124,17 @@ describe("broken folders fail with the folder and the rule named", () => {
     expect(text).toMatch(message);
     // Only the broken folder is named.
     expect(text).not.toContain("sim-chat:");
+  });
+
+  test.each([
+    ["embedder: generative runner", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => a !== "--runner=pooling"))), /\[embedder\] an embedder runs vLLM's pooling runner/],
+    ["embedder: vLLM's default GPU share", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => !a.startsWith("--gpu-memory-utilization")))), /\[embedder\] set --gpu-memory-utilization/],
+    ["embedder: a generative family", (f: ReturnType<typeof folderFiles>) => editYaml(f.meta, (d) => (d.family = "qwen3")), /\[embedder\] model\.yaml family qwen3 is not an embedding family/],
+  ])("%s", (_name, breakIt, message) => {
+    breakIt(folderFiles(root, "embedder/bge-small-en", "bge-small-en"));
+    const text = failure();
+    expect(text).toContain("embedder/bge-small-en: ");
+    expect(text).toMatch(message);
   });
 
   test("slug format", () => {

@@ -18,7 +18,8 @@ import {
 } from "./folder-schemas";
 import { type GpuDemand, gpuDemand } from "./gpus";
 import { flagValue, hasFlag, numericFlag } from "./server-args";
-import { quantityGiB } from "./startup";
+import { isVllm, SERVER_RULES, serverChecks, tensorParallel } from "./server-checks";
+import { type WeightsSource, weightsSource } from "./weights";
 import { REPO_ROOT } from "../platform/charts";
 
 export const METADATA_FILE = "model.yaml";
@@ -38,6 +39,7 @@ export const RULES = {
   concurrency: "concurrency",
   uniqueId: "unique id",
   uniqueSlug: "unique slug",
+  ...SERVER_RULES,
 } as const;
 
 /** One model folder, validated. */
@@ -51,8 +53,18 @@ export interface ModelDefinition {
   readonly id: string;
   /** Where the weights come from (`modelArtifacts.uri`); not necessarily the same name as `id`. */
   readonly weights: string;
-  /** `modelArtifacts.size` in GiB (weights plus headroom), when the folder sets it. */
+  /** Where the weights come from, as `modelArtifacts.uri` names it. */
+  readonly weightsSource: WeightsSource;
+  /** model.yaml `weights` (size, revision, gated, cache size); absent for models that load nothing. */
+  readonly weightsInfo?: NonNullable<ModelMetadata["weights"]>;
+  /** model.yaml `drainSeconds`: overrides serving:drainSeconds for this model. */
+  readonly drainSeconds?: number;
+  /** Size of the weights in GiB (model.yaml weights.sizeGiB), what the waits grow with. */
   readonly weightsGiB?: number;
+  /** Served by vLLM (not the llm-d simulator). */
+  readonly vllm: boolean;
+  /** Tensor-parallel degree (`decode.parallelism.tensor`). */
+  readonly tensorParallel: number;
   readonly ownedBy: string;
   readonly nodeGroup?: string;
   /** Port the pods serve the OpenAI API on (`routing.servicePort`), one of the pool's target ports. */
@@ -132,7 +144,7 @@ function proxyEnabled(ms: ModelServerValues): boolean {
 }
 
 /** The cross-release invariants llm-d relies on, and the platform's own, as `[rule] detail` lines. */
-function crossChecks(ms: ModelServerValues, pool: InferencePoolValues, meta: ModelMetadata, slug: string): string[] {
+function crossChecks(ms: ModelServerValues, pool: InferencePoolValues, meta: ModelMetadata, slug: string, category: Category): string[] {
   const problems: string[] = [];
   const labels = ms.modelArtifacts.labels;
   for (const [k, v] of Object.entries(pool.inferencePool.modelServers.matchLabels)) {
@@ -171,6 +183,7 @@ function crossChecks(ms: ModelServerValues, pool: InferencePoolValues, meta: Mod
   } else if (maxNumSeqs !== undefined && meta.maxConcurrency !== undefined && meta.maxConcurrency > maxNumSeqs) {
     problems.push(`[${RULES.concurrency}] ${METADATA_FILE} maxConcurrency ${meta.maxConcurrency} exceeds --max-num-seqs ${maxNumSeqs}`);
   }
+  problems.push(...serverChecks(ms, meta, category));
   return problems;
 }
 
@@ -220,7 +233,7 @@ export function loadModelFolder(root: string, category: Category, model: string)
     else problems.push(...r.problems.map((p) => `[${RULES.metadata}] ${p}`));
   }
   if (!pool || !ms) return { ok: false, problems };
-  problems.push(...crossChecks(ms, pool, meta, slug));
+  problems.push(...crossChecks(ms, pool, meta, slug, category));
   if (problems.length > 0) return { ok: false, problems };
 
   const args = ms.decode.containers[0]?.args ?? [];
@@ -233,7 +246,12 @@ export function loadModelFolder(root: string, category: Category, model: string)
       slug,
       id: ms.modelArtifacts.name,
       weights: ms.modelArtifacts.uri,
-      weightsGiB: quantityGiB(ms.modelArtifacts.size),
+      weightsSource: weightsSource(ms.modelArtifacts.uri),
+      weightsInfo: meta.weights,
+      drainSeconds: meta.drainSeconds,
+      weightsGiB: meta.weights?.sizeGiB,
+      vllm: isVllm(ms),
+      tensorParallel: tensorParallel(ms),
       ownedBy: meta.ownedBy,
       nodeGroup: meta.nodeGroup,
       servingPort: servingPort(ms),

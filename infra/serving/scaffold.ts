@@ -5,6 +5,7 @@ import * as path from "path";
 import { stringify } from "yaml";
 import { type Category, DEFAULT_MODELS_DIR, POOL_PREFIX, SERVER_PREFIX } from "./constants";
 import { METADATA_FILE, VALUES_FILE, type ModelDefinition, ModelFolderError, displayPath, loadModelFolder } from "./model-folders";
+import { FAMILY_NAMES, type FamilyName, MODEL_FAMILIES, type ModelFamily } from "./families";
 import { slugSchema } from "./folder-schemas";
 
 export const VLLM_IMAGE = "ghcr.io/llm-d/llm-d-cuda:v0.5.0";
@@ -20,17 +21,29 @@ export interface ScaffoldOptions {
   readonly slug?: string;
   /** Client-facing model id; default: the folder name. */
   readonly id?: string;
-  /** Weights in the internal registry (`hf://org/name` or `pvc://claim/path`); not needed with `simulated`. */
+  /** Weights in the internal registry (`hf://org/name`, `s3://bucket/prefix` or `pvc://claim/path`); not with `simulated`. */
   readonly weights?: string;
+  /** On-disk size of the weights in GiB: the cache volume and the startup waits are sized from it. */
+  readonly weightsGiB?: number;
+  /** The repository needs a token (serving:hfToken). */
+  readonly gated?: boolean;
+  /** Model family (families.ts): the tool-call and reasoning parsers follow from it. */
+  readonly family?: FamilyName;
+  /** The model's maximum context (its config's max_position_embeddings). */
+  readonly contextLength?: number;
+  /** vLLM --max-model-len; default the context, at most 32768 (KV cache must fit beside the weights). */
+  readonly maxModelLen?: number;
   readonly image?: string;
-  /** GPUs per replica (tensor parallel size); 0 = CPU. Default 1, 0 when simulated. */
+  /** GPUs per replica (tensor parallel size); 0 = CPU (needs a vLLM CPU build as --image). Default 1, 0 when simulated. */
   readonly gpus?: number;
+  /** The accelerator resource to request instead of whole GPUs: a MIG slice or a time-sliced share (docs/models.md). */
+  readonly gpuResource?: string;
   readonly replicas?: number;
   readonly maxNumSeqs?: number;
   readonly nodeGroup?: string;
   readonly ownedBy?: string;
-  /** vLLM tool calling (`--enable-auto-tool-choice --tool-call-parser=<parser>`), generative only. */
-  readonly toolCallParser?: string;
+  /** vLLM tool calling (`--enable-auto-tool-choice` with the family's parser), generative only. */
+  readonly tools?: boolean;
   /** The llm-d inference simulator instead of vLLM: no GPU, no weights. */
   readonly simulated?: boolean;
   /** Root of the model folders; default deployments/models. */
@@ -45,11 +58,16 @@ const probe = (p: string, period: number, failureThreshold?: number) => ({
 
 function vllmArgs(o: ScaffoldOptions, maxNumSeqs: number): string[] {
   if (o.simulated) return ["--mode=random", `--max-num-seqs=${maxNumSeqs}`];
+  const family: ModelFamily = o.family ? MODEL_FAMILIES[o.family] : {};
+  const maxModelLen = o.maxModelLen ?? Math.min(o.contextLength ?? 32768, 32768);
   return [
     ...(o.category === "embedder" ? ["--runner=pooling"] : []),
-    "--gpu-memory-utilization=0.90",
+    `--max-model-len=${maxModelLen}`,
+    // An embedder needs little memory: a small share leaves the GPU (or its time-sliced share) to others.
+    `--gpu-memory-utilization=${o.category === "embedder" ? "0.10" : "0.90"}`,
     `--max-num-seqs=${maxNumSeqs}`,
-    ...(o.toolCallParser && o.category === "generative" ? ["--enable-auto-tool-choice", `--tool-call-parser=${o.toolCallParser}`] : []),
+    ...(o.tools && o.category === "generative" && family.toolParser ? ["--enable-auto-tool-choice", `--tool-call-parser=${family.toolParser}`] : []),
+    ...(o.category === "generative" && family.reasoningParser ? [`--reasoning-parser=${family.reasoningParser}`] : []),
     "--disable-uvicorn-access-log",
   ];
 }
@@ -60,23 +78,35 @@ export function scaffoldFiles(o: ScaffoldOptions): { slug: string; pool: object;
   const id = o.id ?? o.model;
   const gpus = o.gpus ?? (o.simulated ? 0 : 1);
   const maxNumSeqs = o.maxNumSeqs ?? (o.simulated ? 16 : 32);
-  if (!o.simulated && !o.weights) throw new Error("--weights is required (hf://<org>/<name> or pvc://<claim>/<path> in the internal registry), unless --simulated");
+  if (!o.simulated && !o.weights) throw new Error("--weights is required (hf://<org>/<name>, s3://<bucket>/<prefix> or pvc://<claim>/<path>), unless --simulated");
+  if (!o.simulated && !o.weights?.startsWith("pvc") && o.weightsGiB === undefined) {
+    throw new Error("--weights-size is required: the size of the weights in GiB (the cache volume and the startup waits are sized from it)");
+  }
+  if (!o.simulated && (o.contextLength === undefined || o.family === undefined)) {
+    throw new Error(`--family (${FAMILY_NAMES.join(", ")}) and --context-length (the model's max_position_embeddings) are required for a vLLM model`);
+  }
+  if (!o.simulated && gpus === 0 && !o.image) {
+    throw new Error("--gpus 0 runs vLLM on CPU: give --image with a vLLM CPU build (e.g. public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo:<vLLM version>)");
+  }
   const labels = { "llm-d.ai/inference-serving": "true", "llm-d.ai/model": slug };
   const pool = {
     inferenceExtension: { replicas: 1, image: { ...EPP_IMAGE }, pluginsConfigFile: "default-plugins.yaml", flags: { "kv-cache-usage-percentage-metric": "vllm:kv_cache_usage_perc" } },
     inferencePool: { apiVersion: "inference.networking.k8s.io/v1", modelServerType: "vllm", targetPorts: [{ number: PORT }], modelServers: { matchLabels: labels } },
   };
-  const gpuLimits = gpus > 0 ? { "nvidia.com/gpu": String(gpus) } : {};
+  const resource = o.gpuResource ?? "nvidia.com/gpu";
+  const gpuLimits = gpus > 0 ? { [resource]: String(gpus) } : {};
+  // Host memory: loading goes through it and /dev/shm (8 GiB per tensor-parallel GPU) counts against the limit.
+  const cpu = o.simulated ? "500m" : String(Math.min(64, 8 * Math.max(1, gpus)));
+  const memory = o.simulated ? "256Mi" : `${o.category === "embedder" ? 8 : 32 * Math.max(1, gpus)}Gi`;
   const server = {
     modelArtifacts: {
       name: id,
       uri: o.simulated ? "hf://random" : o.weights,
-      size: o.simulated ? "5Mi" : "20Gi",
       mountPath: "/model-cache",
       labels,
     },
     multinode: false,
-    accelerator: { type: gpus > 0 ? "nvidia" : "cpu" },
+    accelerator: { type: gpus > 0 ? "nvidia" : "cpu", ...(o.gpuResource ? { resources: { nvidia: o.gpuResource } } : {}) },
     routing: { servicePort: PORT, proxy: { enabled: false } },
     decode: {
       create: true,
@@ -90,20 +120,30 @@ export function scaffoldFiles(o: ScaffoldOptions): { slug: string; pool: object;
           args: vllmArgs(o, maxNumSeqs),
           ports: [{ containerPort: PORT, name: "vllm", protocol: "TCP" }],
           resources: {
-            limits: { cpu: o.simulated ? "500m" : "8", memory: o.simulated ? "256Mi" : "32Gi", ...gpuLimits },
-            requests: { cpu: o.simulated ? "100m" : "4", memory: o.simulated ? "64Mi" : "32Gi", ...gpuLimits },
+            limits: { cpu, memory, ...gpuLimits },
+            requests: { cpu: o.simulated ? "100m" : cpu, memory: o.simulated ? "64Mi" : memory, ...gpuLimits },
           },
           mountModelVolume: !o.simulated,
-          // Weights download and warm-up can take minutes: the startup probe allows 20.
-          ...(o.simulated ? {} : { startupProbe: probe("/v1/models", 10, 120) }),
-          readinessProbe: probe("/v1/models", 5),
+          // llm-d's images write vLLM's config and torch.compile caches under / (their HOME).
+          ...(o.simulated ? {} : { volumeMounts: [{ name: "metrics-volume", mountPath: "/.config" }, { name: "torch-compile-cache", mountPath: "/.cache" }] }),
+          // /health, not /v1/models: the platform gives vLLM an API key, which /v1 paths require. The startup
+          // budget is set by the platform from the weights size (startup.ts).
+          ...(o.simulated ? {} : { startupProbe: probe("/health", 10) }),
+          readinessProbe: probe("/health", 5),
           livenessProbe: probe("/health", 10),
         },
       ],
+      ...(o.simulated ? {} : { volumes: [{ name: "metrics-volume", emptyDir: {} }, { name: "torch-compile-cache", emptyDir: {} }] }),
     },
     prefill: { create: false },
   };
-  const metadata = { ownedBy: o.ownedBy ?? "ai-platform", ...(o.nodeGroup ? { nodeGroup: o.nodeGroup } : {}) };
+  const metadata = {
+    ownedBy: o.ownedBy ?? "ai-platform",
+    ...(o.nodeGroup ? { nodeGroup: o.nodeGroup } : {}),
+    ...(o.family ? { family: o.family } : {}),
+    ...(o.contextLength ? { contextLength: o.contextLength } : {}),
+    ...(o.weightsGiB !== undefined ? { weights: { sizeGiB: o.weightsGiB, ...(o.gated ? { gated: true } : {}) } } : {}),
+  };
   return { slug, pool, server, metadata };
 }
 

@@ -1,21 +1,45 @@
-// One served model: its InferencePool release, then its model-server release (the pool and its endpoint picker
-// exist before pods register), a headless Service over its ready pods, and an HTTPRoute when a Gateway is given.
-// Nothing here is retainOnDelete: removing a model from `serving:models` and applying stops serving it.
-// The pool waits for the InferencePool CRDs and the route for the Gateway API CRDs (infra/platform/crds.ts).
+// One served model: its InferencePool release, its weights (a persistent cache volume and the Job that fills it),
+// then its model-server release (the pool and its endpoint picker exist before pods register, the weights are on the
+// volume before a server starts), a headless Service over its ready pods, and an HTTPRoute when a Gateway is given.
+// Models are not retainOnDelete: removing one from `serving:models` and applying stops serving it. Its cache volume
+// is kept unless `serving:weightsCache.retain` is false. The pool waits for the InferencePool CRDs and the route for
+// the Gateway API CRDs (infra/platform/crds.ts).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { awaitFor, REPLACE_UNREADY_ANNOTATION, SKIP_AWAIT_ANNOTATION } from "../platform/await-annotations";
+import { IMMUTABLE_FIELDS } from "../platform/retain";
+import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 import { SERVER_PREFIX } from "./constants";
-import { awaitAnnotations, type StartupTimeout } from "./startup";
 import type { PlannedModel } from "./plan";
+import { type Rollout, withRollout } from "./rollout";
+import { type StartupTimeout, startupTimeoutSeconds } from "./startup";
 import {
   buildHttpRoute,
   buildInferencePoolValues,
-  buildModelServerValues,
   buildReplicaService,
+  cacheUriOf,
   modelObjectName,
+  nodePlacement,
   type ParentGateway,
+  platformPodLabels,
   poolReleaseName,
+  serverValuesFor,
 } from "./values";
+import { buildCacheClaimSpec, buildDownloadJobSpec, cacheClaimName, cacheSizeGiB, downloadJobName } from "./weights";
+
+/** Where a model's weights come from and how they are kept (the stack's part; the folder's is in the model). */
+export interface WeightsArgs {
+  readonly cache: { readonly accessMode: "ReadWriteMany" | "ReadWriteOnce"; readonly storageClass?: string; readonly retain: boolean };
+  readonly downloadTimeout: StartupTimeout;
+  /** HF-compatible internal registry (HF_ENDPOINT of hf:// downloads); default the Hub. */
+  readonly registryUrl?: string;
+  /** Secret holding HF_TOKEN, when the stack has one. */
+  readonly tokenSecret?: string;
+  /** Object store of s3:// weights and the Secret with its credentials. */
+  readonly s3?: { readonly endpoint: string; readonly credentialsSecret: string; readonly image: string };
+  /** The download Job's user (cluster:fixedUserIds), so it can write the volume. */
+  readonly identity?: PodIdentity;
+}
 
 export interface ServedModelArgs {
   readonly model: PlannedModel;
@@ -27,12 +51,19 @@ export interface ServedModelArgs {
   readonly charts: { readonly modelService: string; readonly inferencePool: string };
   readonly parentGateway?: ParentGateway;
   readonly gatewayProvider?: "none" | "istio" | "gke";
-  readonly modelRegistryUrl?: string;
   /** The cluster's DNS domain (`cluster:domain`). */
   readonly clusterDomain: string;
-  /** How long `pulumi up` waits for the model servers (startup.ts), or not at all. */
+  /** How long a server may take to load (`pulumi up`'s wait and the startup probe), and whether `up` waits at all. */
   readonly startupTimeout: StartupTimeout;
   readonly awaitModelServers: boolean;
+  readonly weights: WeightsArgs;
+  readonly rollout: Rollout;
+  /** How long a stopping server drains (model.yaml `drainSeconds` wins). */
+  readonly drainSeconds: number;
+  /** Give the model servers the platform's API key (its Secret exists: stacks/serving.ts). */
+  readonly apiKey: pulumi.Resource;
+  /** Created only after these (the outgoing model of a swap, scaled to zero). */
+  readonly after?: pulumi.Input<pulumi.Resource>[];
   /** What creates (or proves) the CRDs: the pool release waits for the InferencePool ones, the route for Gateway API's. */
   readonly crds: { readonly inferencePool: pulumi.Input<pulumi.Resource>[]; readonly gatewayApi: pulumi.Input<pulumi.Resource>[] };
 }
@@ -41,15 +72,22 @@ function inNamespace(obj: Record<string, unknown>, namespace: pulumi.Input<strin
   return { ...obj, metadata: { ...(obj.metadata as Record<string, unknown>), namespace } };
 }
 
+/** Sets the model's rollout strategy on the Deployments the chart renders (the chart has no key for it). */
+function rolloutTransform(rollout: Rollout): pulumi.ResourceTransform {
+  return (args) => (args.type === "kubernetes:apps/v1:Deployment" ? { props: withRollout(args.props as Record<string, unknown>, rollout), opts: args.opts } : undefined);
+}
+
 export class ServedModel extends pulumi.ComponentResource {
   readonly pool: k8s.helm.v4.Chart;
   readonly server: k8s.helm.v4.Chart;
   readonly replicaService: k8s.core.v1.Service;
   readonly route?: k8s.apiextensions.CustomResource;
+  readonly cache?: k8s.core.v1.PersistentVolumeClaim;
+  readonly download?: k8s.batch.v1.Job;
 
   constructor(name: string, args: ServedModelArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ai-platform:serving:Model", name, {}, opts);
-    const { def, replicas } = args.model;
+    const { def } = args.model;
     const poolName = poolReleaseName(def.slug);
     const serverName = `${SERVER_PREFIX}${def.slug}`;
 
@@ -69,6 +107,54 @@ export class ServedModel extends pulumi.ComponentResource {
       { parent: this, dependsOn: args.crds.inferencePool },
     );
 
+    if (cacheUriOf(def) && def.weightsSource.kind !== "volume" && def.weightsInfo) {
+      const w = args.weights;
+      const immutable = IMMUTABLE_FIELDS["kubernetes:core/v1:PersistentVolumeClaim"] ?? [];
+      this.cache = new k8s.core.v1.PersistentVolumeClaim(
+        cacheClaimName(def.slug),
+        {
+          metadata: {
+            name: cacheClaimName(def.slug),
+            namespace: args.namespace,
+            labels: platformPodLabels(def, args.labelDomain),
+            // Bound only when the download Job mounts it (WaitForFirstConsumer classes): the Job's wait covers it.
+            annotations: { [SKIP_AWAIT_ANNOTATION]: "true" },
+          },
+          spec: buildCacheClaimSpec({ slug: def.slug, sizeGiB: cacheSizeGiB(def.weightsInfo.sizeGiB, def.weightsInfo.cacheGiB), accessMode: w.cache.accessMode, storageClass: w.cache.storageClass }),
+        },
+        { parent: this, retainOnDelete: w.cache.retain, ignoreChanges: [...immutable] },
+      );
+      const placement = nodePlacement(def, args.labelDomain);
+      const spec = buildDownloadJobSpec({
+        slug: def.slug,
+        source: def.weightsSource,
+        revision: def.weightsInfo.revision,
+        image: def.weightsSource.kind === "s3" ? (w.s3?.image as string) : (def.serverValues.decode.containers[0]?.image as string),
+        registryUrl: w.registryUrl,
+        tokenSecret: w.tokenSecret,
+        s3: w.s3,
+        nodeSelector: placement.nodeSelector,
+        tolerations: placement.tolerations,
+        podSecurityContext: podSecurityContext(w.identity),
+        containerSecurityContext: containerSecurityContext(w.identity),
+        labels: { ...platformPodLabels(def, args.labelDomain), "app.kubernetes.io/component": "weights-download" },
+      });
+      const jobName = downloadJobName(def.slug, spec);
+      this.download = new k8s.batch.v1.Job(
+        `weights-download-${def.slug}`,
+        {
+          metadata: {
+            name: jobName,
+            namespace: args.namespace,
+            labels: platformPodLabels(def, args.labelDomain),
+            annotations: { ...REPLACE_UNREADY_ANNOTATION, ...awaitFor(startupTimeoutSeconds(def.weightsInfo.sizeGiB, w.downloadTimeout), args.awaitModelServers) },
+          },
+          spec: spec as unknown as k8s.types.input.batch.v1.JobSpec,
+        },
+        { parent: this, dependsOn: [this.cache], deleteBeforeReplace: true },
+      );
+    }
+
     // llm-d installs gaie before ms (helmfile `needs`): pods join a pool whose picker already watches them.
     this.server = new k8s.helm.v4.Chart(
       serverName,
@@ -76,14 +162,18 @@ export class ServedModel extends pulumi.ComponentResource {
         name: serverName,
         chart: args.charts.modelService,
         namespace: args.namespace,
-        values: buildModelServerValues(def, {
+        values: serverValuesFor(args.model, {
           labelDomain: args.labelDomain,
-          replicas,
-          modelRegistryUrl: args.modelRegistryUrl,
-          deploymentAnnotations: awaitAnnotations(def.weightsGiB, args.startupTimeout, args.awaitModelServers),
+          startupTimeout: args.startupTimeout,
+          awaitModelServers: args.awaitModelServers,
+          drainSeconds: args.drainSeconds,
         }),
       },
-      { parent: this, dependsOn: [this.pool] },
+      {
+        parent: this,
+        dependsOn: [this.pool, args.apiKey, ...(this.download ? [this.download] : []), ...(args.after ?? [])],
+        transforms: [rolloutTransform(args.rollout)],
+      },
     );
 
     this.replicaService = new k8s.core.v1.Service(
@@ -100,6 +190,6 @@ export class ServedModel extends pulumi.ComponentResource {
       );
     }
 
-    this.registerOutputs({ pool: poolName, server: serverName, replicaService: modelObjectName(def.slug) });
+    this.registerOutputs({ pool: poolName, server: serverName, replicaService: modelObjectName(def.slug), cache: this.cache ? cacheClaimName(def.slug) : undefined });
   }
 }

@@ -1,7 +1,21 @@
 // Values builders: what the platform adds to each folder's chart values, and the objects declared beside them.
 import { validateAnyObject } from "../platform/crd-validate";
 import { loadModelFolders, type ModelDefinition } from "./model-folders";
-import { buildHttpRoute, buildInferencePoolValues, buildModelServerValues, buildReplicaService, nodePlacement } from "./values";
+import { spawn, spawnSync } from "child_process";
+import { startSimulator } from "../../simulator/src";
+import { startupTimeoutSeconds } from "./startup";
+import {
+  API_KEY_SECRET,
+  buildHttpRoute,
+  buildInferencePoolValues,
+  buildModelServerValues,
+  buildReplicaService,
+  DRAIN_SCRIPT,
+  DRAIN_SETTLE_SECONDS,
+  type ModelServerValuesArgs,
+  nodePlacement,
+  TERMINATION_MARGIN_SECONDS,
+} from "./values";
 import type { YamlDoc } from "./testing";
 
 const D = "ai-platform.io";
@@ -15,9 +29,12 @@ const qwen = get("generative/qwen3-8b");
 const bge = get("embedder/bge-small-en");
 const sim = get("generative/sim-chat");
 
+const args = (over: Partial<ModelServerValuesArgs> = {}): ModelServerValuesArgs => ({ labelDomain: D, replicas: 1, startupBudgetSeconds: 1680, drainSeconds: 120, apiKey: true, ...over });
+const llama = get("generative/llama-3.3-70b");
+
 describe("model-server values", () => {
   test("platform labels merged into the pod labels, keeping the folder's (the pool selects on those)", () => {
-    const v = buildModelServerValues(bge, { labelDomain: D, replicas: 1 }) as YamlDoc;
+    const v = buildModelServerValues(bge, args()) as YamlDoc;
     expect(v.modelArtifacts.labels).toEqual({
       "llm-d.ai/inference-serving": "true",
       "llm-d.ai/model": "bge-small-en",
@@ -30,34 +47,148 @@ describe("model-server values", () => {
   });
 
   test("on-prem GPU model: selects workload=gpu, carries no nodegroup label, tolerates the GPU taint", () => {
-    const v = buildModelServerValues(qwen, { labelDomain: D, replicas: 1 }) as YamlDoc;
+    const v = buildModelServerValues(qwen, args()) as YamlDoc;
     expect(Object.keys(v.modelArtifacts.labels)).not.toContain("ai-platform.io/nodegroup");
     expect(v.decode.nodeSelector).toEqual({ workload: "gpu" });
     expect(v.decode.tolerations).toEqual([{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }]);
   });
 
-  test("node group model selects its group; the simulator runs anywhere", () => {
-    expect(nodePlacement(bge, D)).toEqual({ nodeSelector: { "ai-platform.io/nodegroup": "gpu-small" }, tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }] });
-    const v = buildModelServerValues(sim, { labelDomain: D, replicas: 2 }) as YamlDoc;
+  test("node group model selects its group and tolerates both its GPU share and the whole-GPU taint; the simulator runs anywhere", () => {
+    expect(nodePlacement(bge, D)).toEqual({
+      nodeSelector: { "ai-platform.io/nodegroup": "gpu-small" },
+      tolerations: [
+        { key: "nvidia.com/gpu.shared", operator: "Exists", effect: "NoSchedule" },
+        { key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" },
+      ],
+    });
+    const v = buildModelServerValues(sim, args({ replicas: 2 })) as YamlDoc;
     expect(v.decode.nodeSelector).toBeUndefined();
     expect(v.decode.tolerations).toBeUndefined();
   });
 
-  test("replicas override and internal registry (HF_ENDPOINT) only where weights are downloaded", () => {
-    const v = buildModelServerValues(qwen, { labelDomain: D, replicas: 0, modelRegistryUrl: "https://models.internal/hf" }) as YamlDoc;
-    expect(v.decode.replicas).toBe(0);
-    expect(v.decode.containers[0].env).toEqual([{ name: "HF_ENDPOINT", value: "https://models.internal/hf" }]);
-    const s = buildModelServerValues(sim, { labelDomain: D, replicas: 2, modelRegistryUrl: "https://models.internal/hf" }) as YamlDoc;
-    expect(s.decode.containers[0].env).toBeUndefined();
+  test("weights from the cache volume: the uri points at it, vLLM loads offline at the folder's revision", () => {
+    const v = buildModelServerValues(qwen, args({ cachedUri: "pvc+hf://weights-qwen3-8b/hub/Qwen/Qwen3-8B", revision: "b968826" })) as YamlDoc;
+    expect(v.modelArtifacts).toMatchObject({ uri: "pvc+hf://weights-qwen3-8b/hub/Qwen/Qwen3-8B", mountPath: "/model-cache" });
+    const c = v.decode.containers[0];
+    expect(c.env).toEqual(expect.arrayContaining([{ name: "HF_HUB_OFFLINE", value: "1" }]));
+    expect(c.args).toContain("--revision=b968826");
+    // Without a cache (a pvc:// folder) nothing about the Hub is added.
+    const plain = (buildModelServerValues(qwen, args()) as YamlDoc).decode.containers[0];
+    expect(plain.env.map((e: { name: string }) => e.name)).toEqual(["VLLM_API_KEY"]);
+    expect(plain.args).not.toContain("--revision=b968826");
+  });
+
+  test("vLLM gets the platform's API key from its Secret; the simulator gets nothing vLLM-specific", () => {
+    const c = (buildModelServerValues(qwen, args()) as YamlDoc).decode.containers[0];
+    expect(c.env).toContainEqual({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: API_KEY_SECRET.name, key: API_KEY_SECRET.key } } });
+    const s = (buildModelServerValues(sim, args()) as YamlDoc).decode;
+    expect(s.containers[0].env).toBeUndefined();
+    expect(s.containers[0].extraConfig).toBeUndefined();
+    expect(s.terminationGracePeriodSeconds).toBeUndefined();
+  });
+
+  test("the startup probe's budget grows with the weights; the folder's period stays", () => {
+    const small = (buildModelServerValues(qwen, args({ startupBudgetSeconds: startupTimeoutSeconds(16) })) as YamlDoc).decode.containers[0].startupProbe;
+    const large = (buildModelServerValues(llama, args({ startupBudgetSeconds: startupTimeoutSeconds(131.5) })) as YamlDoc).decode.containers[0].startupProbe;
+    expect(small).toMatchObject({ httpGet: { path: "/health" }, periodSeconds: 10, failureThreshold: Math.ceil((20 * 60 + 16 * 30) / 10) });
+    expect(large.failureThreshold).toBe(Math.ceil((20 * 60 + 131.5 * 30) / 10));
+    expect(large.failureThreshold).toBeGreaterThan(small.failureThreshold);
+  });
+
+  test("tensor parallel 4: a /dev/shm of 32 GiB in memory, mounted in the server", () => {
+    const d = (buildModelServerValues(llama, args()) as YamlDoc).decode;
+    expect(d.volumes).toContainEqual({ name: "shm", emptyDir: { medium: "Memory", sizeLimit: "32Gi" } });
+    expect(d.containers[0].volumeMounts).toContainEqual({ name: "shm", mountPath: "/dev/shm" });
+    // A folder that brings its own shm keeps it.
+    const q = (buildModelServerValues(qwen, args()) as YamlDoc).decode;
+    expect(q.volumes.filter((v: { name: string }) => v.name === "shm")).toEqual([{ name: "shm", emptyDir: { medium: "Memory", sizeLimit: "8Gi" } }]);
+  });
+
+  test("stopping drains: a preStop that waits for in-flight requests, and a grace period beyond it", () => {
+    const d = (buildModelServerValues(qwen, args({ drainSeconds: 300 })) as YamlDoc).decode;
+    expect(d.terminationGracePeriodSeconds).toBe(300 + TERMINATION_MARGIN_SECONDS);
+    expect(d.containers[0].extraConfig.lifecycle.preStop.exec.command).toEqual(["python3", "-c", DRAIN_SCRIPT, "8000", "300", String(DRAIN_SETTLE_SECONDS)]);
+    expect(d.containers[0].extraConfig.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } });
+  });
+
+  test("every model-server pod is announced to the metrics server", () => {
+    for (const def of [qwen, sim, bge]) expect((buildModelServerValues(def, args()) as YamlDoc).decode.podAnnotations).toEqual({ "prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics" });
+  });
+
+  test("replicas override; 0 frees every GPU", () => {
+    expect((buildModelServerValues(qwen, args({ replicas: 0 })) as YamlDoc).decode.replicas).toBe(0);
   });
 
   test("the folder's values are not mutated, and chart keys the platform does not know pass through", () => {
     const before = JSON.stringify(qwen.serverValues);
-    const v = buildModelServerValues(qwen, { labelDomain: D, replicas: 5 }) as YamlDoc;
+    const v = buildModelServerValues(qwen, args({ replicas: 5, cachedUri: "pvc+hf://weights-qwen3-8b/hub/Qwen/Qwen3-8B" })) as YamlDoc;
     expect(JSON.stringify(qwen.serverValues)).toBe(before);
     expect(v.decode.volumes.map((x: { name: string }) => x.name)).toEqual(["metrics-volume", "torch-compile-cache", "shm"]);
-    expect(v.modelArtifacts.size).toBe("20Gi");
+    expect(v.multinode).toBe(false);
   });
+});
+
+describe("the drain script (preStop), run for real against a simulator that exports vLLM's metrics", () => {
+  const python = spawnSync("python3", ["--version"]).status === 0;
+  // The model-server images run it with their python3; here Debian's (.ci/apt-packages). Under CI a missing one fails.
+  const maybe = python || process.env.CI ? test : test.skip;
+  maybe(
+    "waits while a stream is in flight and returns once it ends; returns at once when idle; gives up at the budget",
+    async () => {
+      const sim = await startSimulator({ models: ["m"], latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 40, prefillTimePerTokenMs: 0 } });
+      const port = new URL(sim.url).port;
+      const run = (budget: number) =>
+        new Promise<number>((resolve, reject) => {
+          const t0 = Date.now();
+          const p = spawn("python3", ["-c", DRAIN_SCRIPT, port, String(budget), "0"]);
+          p.on("error", reject);
+          p.on("close", (code) => (code === 0 ? resolve(Date.now() - t0) : reject(new Error(`drain exited ${code}`))));
+        });
+      try {
+        expect(await run(30)).toBeLessThan(5_000);
+        let ended = 0;
+        const stream = fetch(`${sim.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 40, stream: true }),
+        }).then(async (r) => {
+          await r.text();
+          ended = Date.now();
+        });
+        await new Promise((r) => setTimeout(r, 200));
+        const started = Date.now();
+        await run(30);
+        const drained = Date.now();
+        await stream;
+        // It returned after the stream ended (within one poll), not before.
+        expect(drained).toBeGreaterThanOrEqual(ended);
+        expect(drained - started).toBeGreaterThan(500);
+        // A stream longer than the budget (at least 16 tokens of 500 ms): the hook gives up at the budget.
+        const slow = await startSimulator({ models: ["m"], latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 500, prefillTimePerTokenMs: 0 } });
+        const long = fetch(`${slow.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 500, stream: true }),
+        }).then((r) => r.text());
+        await new Promise((r) => setTimeout(r, 200));
+        const t0 = Date.now();
+        await new Promise<void>((resolve, reject) => {
+          const p = spawn("python3", ["-c", DRAIN_SCRIPT, new URL(slow.url).port, "2", "0"]);
+          p.on("error", reject);
+          p.on("close", () => resolve());
+        });
+        const gaveUp = Date.now() - t0;
+        expect(gaveUp).toBeGreaterThanOrEqual(2_000);
+        expect(gaveUp).toBeLessThan(10_000);
+        slow.kill();
+        await long.catch(() => undefined);
+        await slow.close().catch(() => undefined);
+      } finally {
+        await sim.close().catch(() => undefined);
+      }
+    },
+    60_000,
+  );
 });
 
 describe("InferencePool values", () => {
@@ -66,7 +197,7 @@ describe("InferencePool values", () => {
     expect(v.inferencePool.modelServers.matchLabels).toEqual({ "llm-d.ai/inference-serving": "true", "llm-d.ai/model": "qwen3-8b", "ai-platform.io/model-slug": "qwen3-8b" });
     expect(v.provider).toBeUndefined();
     // The narrowed selector still matches the pods (labels ⊇ selector after the merge).
-    const labels = (buildModelServerValues(qwen, { labelDomain: D, replicas: 1 }) as YamlDoc).modelArtifacts.labels;
+    const labels = (buildModelServerValues(qwen, args()) as YamlDoc).modelArtifacts.labels;
     for (const [k, val] of Object.entries(v.inferencePool.modelServers.matchLabels)) expect(labels[k]).toBe(val);
   });
 

@@ -3,7 +3,13 @@
 import { serviceHost } from "../platform/cluster-config";
 import { PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
 import { DECODE_ROLE_LABEL, ONPREM_GPU_SELECTOR, PART_OF, POOL_PREFIX } from "./constants";
-import type { ModelServerValues, RoleValues } from "./folder-schemas";
+import type { ContainerValues, ModelServerValues, RoleValues } from "./folder-schemas";
+import { wholeGpuResource } from "./gpus";
+import { hasFlag } from "./server-args";
+import { sharedMemoryGiB } from "./server-checks";
+import type { PlannedModel } from "./plan";
+import { awaitAnnotations, type StartupTimeout, startupTimeoutSeconds } from "./startup";
+import { cachedUri, MODEL_CACHE_MOUNT } from "./weights";
 import type { ModelDefinition } from "./model-folders";
 
 type Labels = Record<string, string>;
@@ -46,7 +52,8 @@ export function replicaSelector(def: ModelDefinition, labelDomain: string): Labe
 export function nodePlacement(def: ModelDefinition, labelDomain: string): { nodeSelector: Labels; tolerations: Toleration[] } {
   const usesGpus = def.gpus.resource !== undefined && def.gpus.perDecodeReplica + def.gpus.perPrefillReplica > 0;
   const nodeSelector = def.nodeGroup ? { [platformLabelKeys(labelDomain).nodegroup]: def.nodeGroup } : usesGpus ? { ...ONPREM_GPU_SELECTOR } : {};
-  const tolerations = usesGpus ? [{ key: def.gpus.resource, operator: "Exists", effect: "NoSchedule" }] : [];
+  const keys = usesGpus ? [...new Set([def.gpus.resource as string, wholeGpuResource(def.gpus.resource as string)])] : [];
+  const tolerations = keys.map((key) => ({ key, operator: "Exists", effect: "NoSchedule" }));
   return { nodeSelector, tolerations };
 }
 
@@ -58,35 +65,154 @@ function place(role: RoleValues, placement: ReturnType<typeof nodePlacement>): v
   if (existing.length + added.length > 0) role.tolerations = [...existing, ...added];
 }
 
+/** The Secret holding the model servers' API key (vLLM reads VLLM_API_KEY; /v1 paths then require it). */
+export const API_KEY_SECRET = { name: "model-server-api-key", key: "api-key" } as const;
+
+/** Seconds a preStop hook sleeps before it starts watching the in-flight count: endpoints and pickers drop the pod. */
+export const DRAIN_SETTLE_SECONDS = 5;
+/** Kubelet margin after the drain before SIGKILL: vLLM's own shutdown (engine, workers) takes seconds. */
+export const TERMINATION_MARGIN_SECONDS = 30;
+
+/**
+ * preStop of a vLLM container: wait until the server has nothing running or waiting (its own /metrics), at most the
+ * drain budget. The pod has already left the Service's endpoints and the pool, so nothing new arrives meanwhile;
+ * it works with every vLLM version (`--shutdown-timeout`, which drains after SIGTERM, needs v0.18).
+ */
+export const DRAIN_SCRIPT = [
+  "import sys, time, urllib.request",
+  "port, budget, settle = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])",
+  "deadline = time.monotonic() + budget",
+  "time.sleep(min(settle, budget))",
+  "while time.monotonic() < deadline:",
+  "    try:",
+  "        text = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % port, timeout=2).read().decode()",
+  "    except Exception:",
+  "        break",
+  "    busy = sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines() if l.startswith(('vllm:num_requests_running', 'vllm:num_requests_waiting')))",
+  "    if busy == 0:",
+  "        break",
+  "    time.sleep(1)",
+].join("\n");
+
+/** Prometheus annotations the metrics server's pod job discovers targets by (docs/monitoring.md). */
+export function scrapeAnnotations(port: number): Labels {
+  return { "prometheus.io/scrape": "true", "prometheus.io/port": String(port), "prometheus.io/path": "/metrics" };
+}
+
+/** What the platform sets on a vLLM container: no privilege escalation, no capabilities, the default seccomp profile. */
+export const MODEL_SERVER_SECURITY_CONTEXT = {
+  allowPrivilegeEscalation: false,
+  privileged: false,
+  capabilities: { drop: ["ALL"] },
+  seccompProfile: { type: "RuntimeDefault" },
+} as const;
+
 export interface ModelServerValuesArgs {
   readonly labelDomain: string;
   /** Decode replicas to deploy; 0 also scales prefill to 0 (frees every GPU of the model). */
   readonly replicas: number;
-  /** HF-compatible internal registry: HF_ENDPOINT for containers that download weights from `hf://`. */
-  readonly modelRegistryUrl?: string;
   /** Annotations on the model-server Deployments (how long `pulumi up` waits for them, see startup.ts). */
   readonly deploymentAnnotations?: Readonly<Record<string, string>>;
+  /** The cache volume's `modelArtifacts.uri` (weights.ts cachedUri), or undefined to serve the folder's uri as is. */
+  readonly cachedUri?: string;
+  /** model.yaml `weights.revision`: the snapshot vLLM loads from the cache. */
+  readonly revision?: string;
+  /** How long the startup probe lets a server load before the kubelet restarts it. */
+  readonly startupBudgetSeconds: number;
+  /** How long a stopping server drains its in-flight requests. */
+  readonly drainSeconds: number;
+  /** Give vLLM the platform's API key (from API_KEY_SECRET). */
+  readonly apiKey: boolean;
 }
 
-/** llm-d-modelservice values: the folder's, plus platform pod labels, placement, replicas and registry. */
+type ProbeValues = { periodSeconds?: number; failureThreshold?: number; [k: string]: unknown };
+
+function setEnv(c: ContainerValues, entry: { name: string; [k: string]: unknown }): void {
+  if (c.env?.some((e) => e.name === entry.name)) return;
+  c.env = [...(c.env ?? []), entry];
+}
+
+/** The platform's part of a vLLM container: API key, offline cache, revision, probe budget, drain, security. */
+function serveVllm(c: ContainerValues, role: RoleValues, port: number, args: ModelServerValuesArgs, cachedHf: boolean): void {
+  if (args.apiKey) setEnv(c, { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: API_KEY_SECRET.name, key: API_KEY_SECRET.key } } });
+  if (cachedHf) {
+    // The download Job filled the cache: load from it, never from the network (a registry outage cannot stop a restart).
+    setEnv(c, { name: "HF_HUB_OFFLINE", value: "1" });
+    if (args.revision && !hasFlag(c.args ?? [], "--revision")) c.args = [...(c.args ?? []), `--revision=${args.revision}`];
+  }
+  const probe = c.startupProbe as ProbeValues | undefined;
+  if (probe) {
+    const period = probe.periodSeconds ?? 10;
+    c.startupProbe = { ...probe, periodSeconds: period, failureThreshold: Math.max(probe.failureThreshold ?? 0, Math.ceil(args.startupBudgetSeconds / period)) };
+  }
+  const extra = ((c as { extraConfig?: Record<string, unknown> }).extraConfig ??= {});
+  extra.lifecycle ??= { preStop: { exec: { command: ["python3", "-c", DRAIN_SCRIPT, String(port), String(args.drainSeconds), String(DRAIN_SETTLE_SECONDS)] } } };
+  if (!("securityContext" in c) && extra.securityContext === undefined) extra.securityContext = structuredClone(MODEL_SERVER_SECURITY_CONTEXT);
+  const grace = args.drainSeconds + TERMINATION_MARGIN_SECONDS;
+  const r = role as RoleValues & { terminationGracePeriodSeconds?: number };
+  r.terminationGracePeriodSeconds = Math.max(r.terminationGracePeriodSeconds ?? 0, grace);
+}
+
+/** NCCL between tensor-parallel workers needs a /dev/shm far above the container runtime's 64 MiB default. */
+function addSharedMemory(role: RoleValues, c: ContainerValues, tp: number): void {
+  const r = role as RoleValues & { volumes?: { name: string }[] };
+  if (!r.volumes?.some((v) => v.name === "shm")) r.volumes = [...(r.volumes ?? []), { name: "shm", emptyDir: { medium: "Memory", sizeLimit: `${sharedMemoryGiB(tp)}Gi` } } as { name: string }];
+  const mounts = ((c as { volumeMounts?: { name: string; mountPath: string }[] }).volumeMounts ??= []);
+  if (!mounts.some((m) => m.mountPath === "/dev/shm")) mounts.push({ name: "shm", mountPath: "/dev/shm" });
+}
+
+/** The stack's settings that shape every model's server values. */
+export interface ServerSettings {
+  readonly labelDomain: string;
+  readonly startupTimeout: StartupTimeout;
+  readonly awaitModelServers: boolean;
+  /** serving:drainSeconds (a folder's model.yaml drainSeconds wins). */
+  readonly drainSeconds: number;
+}
+
+/** The model's cache volume `modelArtifacts.uri`, when its weights are downloaded into one (weights.ts). */
+export function cacheUriOf(def: ModelDefinition): string | undefined {
+  return def.weightsInfo ? cachedUri(def.slug, def.weightsSource) : undefined;
+}
+
+/** Everything the platform adds for a planned model, as ServedModel passes it to the chart. */
+export function serverValuesFor(model: PlannedModel, s: ServerSettings): Record<string, unknown> {
+  const { def } = model;
+  return buildModelServerValues(def, {
+    labelDomain: s.labelDomain,
+    replicas: model.replicas,
+    deploymentAnnotations: awaitAnnotations(def.weightsGiB, s.startupTimeout, s.awaitModelServers),
+    cachedUri: cacheUriOf(def),
+    revision: def.weightsInfo?.revision,
+    startupBudgetSeconds: startupTimeoutSeconds(def.weightsGiB, s.startupTimeout),
+    drainSeconds: def.drainSeconds ?? s.drainSeconds,
+    apiKey: true,
+  });
+}
+
+/** llm-d-modelservice values: the folder's, plus platform pod labels, placement, replicas, cache, probes and drain. */
 export function buildModelServerValues(def: ModelDefinition, args: ModelServerValuesArgs): Record<string, unknown> {
   const v = structuredClone(def.serverValues) as ModelServerValues;
   v.modelArtifacts.labels = { ...v.modelArtifacts.labels, ...platformPodLabels(def, args.labelDomain) };
   v.decode.replicas = args.replicas;
   if (args.replicas === 0 && v.prefill) v.prefill.replicas = 0;
-  if (args.deploymentAnnotations) {
-    for (const role of [v.decode, v.prefill?.create === false ? undefined : v.prefill]) {
-      if (role) role.annotations = { ...((role.annotations as Record<string, string> | undefined) ?? {}), ...args.deploymentAnnotations };
-    }
+  const roles = [v.decode, v.prefill?.create === false ? undefined : v.prefill].filter((r): r is RoleValues => r !== undefined);
+  if (args.cachedUri) {
+    v.modelArtifacts.uri = args.cachedUri;
+    // The chart sets HF_HUB_CACHE under /model-cache whatever mountPath says (templates/_helpers.tpl hfEnv).
+    v.modelArtifacts.mountPath = MODEL_CACHE_MOUNT;
+    delete v.modelArtifacts.size;
   }
   const placement = nodePlacement(def, args.labelDomain);
-  place(v.decode, placement);
-  if (v.prefill && v.prefill.create !== false) place(v.prefill, placement);
-  if (args.modelRegistryUrl && v.modelArtifacts.uri.startsWith("hf://")) {
-    for (const c of [...v.decode.containers, ...(v.prefill?.containers ?? [])]) {
-      if (c.mountModelVolume === false || c.env?.some((e) => e.name === "HF_ENDPOINT")) continue;
-      c.env = [...(c.env ?? []), { name: "HF_ENDPOINT", value: args.modelRegistryUrl }];
-    }
+  for (const role of roles) {
+    if (args.deploymentAnnotations) role.annotations = { ...((role.annotations as Labels | undefined) ?? {}), ...args.deploymentAnnotations };
+    role.podAnnotations = { ...scrapeAnnotations(def.servingPort), ...((role.podAnnotations as Labels | undefined) ?? {}) };
+    place(role, placement);
+    const server = role.containers?.[0];
+    if (!def.vllm || !server) continue;
+    serveVllm(server, role, def.servingPort, args, args.cachedUri?.startsWith("pvc+hf://") === true);
+    const tp = role.parallelism?.tensor ?? 1;
+    if (tp > 1) addSharedMemory(role, server, tp);
   }
   return v;
 }

@@ -1,0 +1,132 @@
+// The rules a vLLM model folder must meet to run well on a real GPU, checked before anything is deployed. Each broken
+// rule is a `[rule] detail` line naming the field, which the loader prefixes with the folder (model-folders.ts).
+import type { Category } from "./constants";
+import { MODEL_FAMILIES } from "./families";
+import type { ContainerValues, ModelMetadata, ModelServerValues } from "./folder-schemas";
+import { acceleratorResource, gpusPerWorker } from "./gpus";
+import { flagValue, hasFlag, numericFlag } from "./server-args";
+import { weightsSource } from "./weights";
+import { SIMULATOR_IMAGE_MARKER } from "./constants";
+import { quantityGiB } from "./startup";
+
+export const SERVER_RULES = {
+  maxModelLen: "max model len",
+  tensorParallel: "tensor parallel",
+  sharedMemory: "shared memory",
+  gpuMemory: "gpu memory",
+  parsers: "parsers",
+  weights: "weights",
+  embedder: "embedder",
+  probes: "probes",
+} as const;
+
+/** A folder served by vLLM (the llm-d simulator is exempt: it loads nothing and ignores these flags). */
+export function isVllm(ms: ModelServerValues): boolean {
+  return !(ms.decode.containers[0]?.image ?? "").includes(SIMULATOR_IMAGE_MARKER);
+}
+
+/** Tensor-parallel degree as the chart passes it (`parallelism.tensor`). */
+export function tensorParallel(ms: ModelServerValues): number {
+  return ms.decode.parallelism?.tensor ?? 1;
+}
+
+/** Shared memory for NCCL between the tensor-parallel workers: 8 GiB per GPU, at most 64 GiB. */
+export function sharedMemoryGiB(tp: number): number {
+  return Math.min(64, 8 * tp);
+}
+
+function shmVolume(ms: ModelServerValues): Record<string, unknown> | undefined {
+  return ((ms.decode as { volumes?: Record<string, unknown>[] }).volumes ?? []).find((v) => v.name === "shm");
+}
+
+function memoryLimitGiB(c: ContainerValues): number | undefined {
+  return quantityGiB(c.resources?.limits?.memory);
+}
+
+export function serverChecks(ms: ModelServerValues, meta: ModelMetadata, category: Category): string[] {
+  if (!isVllm(ms)) return [];
+  const problems: string[] = [];
+  const server = ms.decode.containers[0] as ContainerValues;
+  const args = server.args ?? [];
+  const at = "decode.containers[0].args";
+
+  const maxLen = numericFlag(args, "--max-model-len");
+  if (maxLen === undefined) {
+    problems.push(`[${SERVER_RULES.maxModelLen}] ${at} must set --max-model-len: without it vLLM reserves KV cache for the model's whole context, which may not fit the GPU`);
+  } else if (!(Number.isInteger(maxLen) && maxLen > 0)) {
+    problems.push(`[${SERVER_RULES.maxModelLen}] --max-model-len must be a positive integer, got ${flagValue(args, "--max-model-len")}`);
+  } else if (meta.contextLength === undefined) {
+    problems.push(`[${SERVER_RULES.maxModelLen}] model.yaml contextLength is required (the model's maximum context, max_position_embeddings), to check --max-model-len ${maxLen} against it`);
+  } else if (maxLen > meta.contextLength) {
+    problems.push(`[${SERVER_RULES.maxModelLen}] --max-model-len ${maxLen} exceeds the model's context (model.yaml contextLength ${meta.contextLength})`);
+  }
+
+  const util = numericFlag(args, "--gpu-memory-utilization");
+  if (util !== undefined && !(util > 0 && util <= 1)) problems.push(`[${SERVER_RULES.gpuMemory}] --gpu-memory-utilization must be in (0, 1], got ${flagValue(args, "--gpu-memory-utilization")}`);
+
+  const tp = tensorParallel(ms);
+  if (hasFlag(args, "--tensor-parallel-size") && numericFlag(args, "--tensor-parallel-size") !== tp) {
+    problems.push(`[${SERVER_RULES.tensorParallel}] ${at} sets --tensor-parallel-size ${flagValue(args, "--tensor-parallel-size")} but decode.parallelism.tensor is ${tp} (the chart passes it; remove the flag)`);
+  }
+  const resource = acceleratorResource(ms);
+  const explicit = resource ? server.resources?.limits?.[resource] : undefined;
+  const needed = gpusPerWorker(ms.decode.parallelism);
+  if (resource && explicit !== undefined && Number(explicit) < needed) {
+    problems.push(`[${SERVER_RULES.tensorParallel}] decode.parallelism asks for ${needed} GPUs per pod (tensor ${tp}) but decode.containers[0].resources.limits ${resource} is ${explicit}`);
+  }
+  if (tp > 1) {
+    const shm = shmVolume(ms);
+    const medium = (shm?.emptyDir as { medium?: string } | undefined)?.medium;
+    if (shm && medium !== "Memory") problems.push(`[${SERVER_RULES.sharedMemory}] decode.volumes shm must be an emptyDir with medium Memory for tensor parallel ${tp}`);
+    const limit = memoryLimitGiB(server);
+    const shmGiB = quantityGiB((shm?.emptyDir as { sizeLimit?: string } | undefined)?.sizeLimit) ?? sharedMemoryGiB(tp);
+    if (limit !== undefined && limit <= shmGiB) {
+      problems.push(`[${SERVER_RULES.sharedMemory}] decode.containers[0].resources.limits.memory ${server.resources?.limits?.memory} must exceed the ${shmGiB}Gi of /dev/shm (it counts against the limit)`);
+    }
+  }
+
+  const family = meta.family ? MODEL_FAMILIES[meta.family] : undefined;
+  if (category === "embedder") {
+    if (!(flagValue(args, "--runner") === "pooling" || ["embed", "embedding"].includes(flagValue(args, "--task") ?? ""))) {
+      problems.push(`[${SERVER_RULES.embedder}] an embedder runs vLLM's pooling runner: add --runner=pooling to ${at}`);
+    }
+    if (hasFlag(args, "--enable-auto-tool-choice")) problems.push(`[${SERVER_RULES.embedder}] an embedder takes no tools: remove --enable-auto-tool-choice`);
+    if (meta.family && !("embedding" in (family ?? {}))) problems.push(`[${SERVER_RULES.embedder}] model.yaml family ${meta.family} is not an embedding family`);
+    if (acceleratorResource(ms) !== undefined && util === undefined) {
+      problems.push(`[${SERVER_RULES.embedder}] set --gpu-memory-utilization in ${at} (e.g. 0.10): by default vLLM takes 90 % of the GPU, which a small embedding model never uses and nothing else can then share`);
+    }
+  } else if (meta.family === undefined) {
+    problems.push(`[${SERVER_RULES.parsers}] model.yaml family is required for a vLLM model (which tool-call and reasoning parsers it needs; "other" if none)`);
+  } else if (family) {
+    const tool = "toolParser" in family ? family.toolParser : undefined;
+    const reasoning = "reasoningParser" in family ? family.reasoningParser : undefined;
+    if (hasFlag(args, "--enable-auto-tool-choice")) {
+      if (!tool && meta.family !== "other") problems.push(`[${SERVER_RULES.parsers}] family ${meta.family} is not trained for tools: remove --enable-auto-tool-choice`);
+      else if (tool && flagValue(args, "--tool-call-parser") !== tool) problems.push(`[${SERVER_RULES.parsers}] family ${meta.family} needs --tool-call-parser=${tool} with --enable-auto-tool-choice`);
+    }
+    if (reasoning && flagValue(args, "--reasoning-parser") !== reasoning) {
+      problems.push(`[${SERVER_RULES.parsers}] family ${meta.family} needs --reasoning-parser=${reasoning} (else its reasoning ends up in the answer)`);
+    }
+  }
+
+  for (const kind of ["startupProbe", "readinessProbe"] as const) {
+    if ((server as Record<string, unknown>)[kind] === undefined) {
+      const why = kind === "startupProbe" ? "the platform sizes its budget from the weights, so a loading server is not restarted" : "without it a pod is routed to before vLLM answers";
+      problems.push(`[${SERVER_RULES.probes}] decode.containers[0].${kind} is required (httpGet /health): ${why}`);
+    }
+  }
+  for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"] as const) {
+    const probePath = (server as Record<string, { httpGet?: { path?: string } } | undefined>)[kind]?.httpGet?.path;
+    if (probePath?.startsWith("/v1")) {
+      problems.push(`[${SERVER_RULES.probes}] decode.containers[0].${kind} probes ${probePath}, which vLLM answers 401 once it has an API key (the platform gives it one): probe /health`);
+    }
+  }
+
+  const source = weightsSource(ms.modelArtifacts.uri);
+  if (source.kind !== "volume" && meta.weights === undefined) {
+    problems.push(`[${SERVER_RULES.weights}] model.yaml weights.sizeGiB is required: the cache volume and the startup waits are sized from it`);
+  } else if (meta.weights?.cacheGiB !== undefined && meta.weights.cacheGiB < meta.weights.sizeGiB) {
+    problems.push(`[${SERVER_RULES.weights}] model.yaml weights.cacheGiB ${meta.weights.cacheGiB} is smaller than weights.sizeGiB ${meta.weights.sizeGiB}`);
+  }
+  return problems;
+}

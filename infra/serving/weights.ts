@@ -1,0 +1,164 @@
+// Where a model's weights come from and where they are kept. A model whose folder points at a registry
+// (`modelArtifacts.uri` hf://<org>/<name>, from the internal Hugging Face-compatible registry or the Hub) or at an
+// object store (s3://<bucket>/<prefix>) gets a persistent cache volume `weights-<slug>` that a download Job fills once;
+// every replica and every restart then mounts it read-only and loads offline. A folder that already points at a
+// volume (pvc://, pvc+hf://) or an image (oci://) is served from there as is. Pure builders; no Pulumi here.
+import { createHash } from "crypto";
+
+/** Image of the s3:// download Job when serving:weightsS3 names none: the AWS CLI, pinned. */
+export const DEFAULT_S3_DOWNLOADER_IMAGE = "amazon/aws-cli:2.27.9";
+
+/** Secrets the download Jobs read (stacks/serving.ts makes them from serving:hfToken and serving:weightsS3*). */
+export const HF_TOKEN_SECRET = "hf-token";
+export const WEIGHTS_S3_SECRET = "weights-s3";
+
+/** The download Job's user where pods choose theirs: a plain non-root user; fsGroup makes the volume writable to it. */
+export const DOWNLOAD_IDENTITY = { uid: 1000, gid: 1000 } as const;
+
+export type WeightsSource =
+  | { readonly kind: "hf"; readonly repo: string }
+  | { readonly kind: "s3"; readonly bucket: string; readonly prefix: string }
+  | { readonly kind: "volume" };
+
+/** What `modelArtifacts.uri` names. */
+export function weightsSource(uri: string): WeightsSource {
+  const hf = /^hf:\/\/([^/\s]+\/[^/\s]+)$/.exec(uri);
+  if (hf) return { kind: "hf", repo: hf[1] as string };
+  const s3 = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(\S+?)\/?$/.exec(uri);
+  if (s3) return { kind: "s3", bucket: s3[1] as string, prefix: s3[2] as string };
+  return { kind: "volume" };
+}
+
+/** Name of a model's cache volume (PersistentVolumeClaim). */
+export function cacheClaimName(slug: string): string {
+  return `weights-${slug}`;
+}
+
+/** Default cache size: the weights plus 20 % (partial downloads, tokenizer and config files) plus 2 GiB. */
+export function cacheSizeGiB(weightsGiB: number, override?: number): number {
+  return override ?? Math.ceil(weightsGiB * 1.2) + 2;
+}
+
+/** Where the download leaves the weights inside the volume, and the `modelArtifacts.uri` that serves them from it. */
+export function cachedUri(slug: string, source: WeightsSource): string | undefined {
+  const claim = cacheClaimName(slug);
+  if (source.kind === "hf") return `pvc+hf://${claim}/${HF_CACHE_DIR}/${source.repo}`;
+  if (source.kind === "s3") return `pvc://${claim}/${s3Dir(source)}`;
+  return undefined;
+}
+
+/** Hugging Face hub cache directory inside the volume (the chart sets HF_HUB_CACHE=/model-cache/<this>). */
+export const HF_CACHE_DIR = "hub";
+/** Where model servers and download Jobs mount the cache (the chart's HF_HUB_CACHE assumes it). */
+export const MODEL_CACHE_MOUNT = "/model-cache";
+const MOUNT = MODEL_CACHE_MOUNT;
+
+function s3Dir(source: { prefix: string }): string {
+  return source.prefix.split("/").filter(Boolean).pop() as string;
+}
+
+/**
+ * A Job name that changes with the Job's spec: a Job's template cannot be updated, so a new source, revision or image
+ * is a new Job (which runs again; a download finds what is already there and fetches only the rest).
+ */
+export function downloadJobName(slug: string, spec: unknown): string {
+  const hash = createHash("sha256").update(JSON.stringify(spec)).digest("hex").slice(0, 8);
+  return `weights-${slug}-${hash}`;
+}
+
+/**
+ * The download, as a Python one-liner the model-server image can run (it ships huggingface_hub). snapshot_download
+ * is idempotent: a re-run fetches only what is missing. Llama's `original/` checkpoints duplicate the safetensors
+ * and vLLM never reads them.
+ */
+export const HF_DOWNLOAD_SCRIPT = [
+  "import os",
+  "from huggingface_hub import snapshot_download",
+  "path = snapshot_download(repo_id=os.environ['WEIGHTS_REPO'], revision=os.environ.get('WEIGHTS_REVISION') or None,",
+  "                         cache_dir=os.environ['HF_HUB_CACHE'], ignore_patterns=['original/*', '*.pth'])",
+  "print('weights ready at', path, flush=True)",
+].join("\n");
+
+export interface DownloadJobArgs {
+  readonly slug: string;
+  readonly source: Exclude<WeightsSource, { kind: "volume" }>;
+  readonly revision?: string;
+  /** hf: the model server's image (it has huggingface_hub); s3: an S3 client image. */
+  readonly image: string;
+  /** HF-compatible registry (HF_ENDPOINT); default the Hub. */
+  readonly registryUrl?: string;
+  /** Secret with HF_TOKEN, for gated repositories. */
+  readonly tokenSecret?: string;
+  /** S3 endpoint and the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
+  readonly s3?: { readonly endpoint: string; readonly credentialsSecret: string };
+  readonly nodeSelector: Readonly<Record<string, string>>;
+  readonly tolerations: readonly Record<string, unknown>[];
+  readonly podSecurityContext: Record<string, unknown>;
+  readonly containerSecurityContext: Record<string, unknown>;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** The Job spec that fills `weights-<slug>`; it retries a few times (registries and object stores blip). */
+export function buildDownloadJobSpec(args: DownloadJobArgs): Record<string, unknown> {
+  const env: Record<string, unknown>[] = [{ name: "HOME", value: "/tmp" }];
+  let command: string[];
+  if (args.source.kind === "hf") {
+    command = ["python3", "-c", HF_DOWNLOAD_SCRIPT];
+    env.push({ name: "WEIGHTS_REPO", value: args.source.repo }, { name: "HF_HUB_CACHE", value: `${MOUNT}/${HF_CACHE_DIR}` });
+    if (args.revision) env.push({ name: "WEIGHTS_REVISION", value: args.revision });
+    if (args.registryUrl) env.push({ name: "HF_ENDPOINT", value: args.registryUrl });
+    if (args.tokenSecret) env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: args.tokenSecret, key: "HF_TOKEN" } } });
+  } else {
+    const s3 = args.s3 as NonNullable<DownloadJobArgs["s3"]>;
+    command = ["aws", "s3", "sync", `s3://${args.source.bucket}/${args.source.prefix}`, `${MOUNT}/${s3Dir(args.source)}`, "--endpoint-url", s3.endpoint, "--only-show-errors"];
+    // S3-compatible stores accept any region; the CLI wants one to sign with.
+    env.push({ name: "AWS_DEFAULT_REGION", value: "us-east-1" });
+    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
+  }
+  return {
+    backoffLimit: 3,
+    template: {
+      metadata: { labels: { ...args.labels } },
+      spec: {
+        restartPolicy: "Never",
+        automountServiceAccountToken: false,
+        securityContext: args.podSecurityContext,
+        ...(Object.keys(args.nodeSelector).length > 0 ? { nodeSelector: { ...args.nodeSelector } } : {}),
+        ...(args.tolerations.length > 0 ? { tolerations: [...args.tolerations] } : {}),
+        containers: [
+          {
+            name: "download",
+            image: args.image,
+            command,
+            env,
+            resources: { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2", memory: "4Gi" } },
+            securityContext: args.containerSecurityContext,
+            volumeMounts: [
+              { name: "weights", mountPath: MOUNT },
+              { name: "tmp", mountPath: "/tmp" },
+            ],
+          },
+        ],
+        volumes: [
+          { name: "weights", persistentVolumeClaim: { claimName: cacheClaimName(args.slug) } },
+          { name: "tmp", emptyDir: { sizeLimit: "1Gi" } },
+        ],
+      },
+    },
+  };
+}
+
+export interface CacheClaimArgs {
+  readonly slug: string;
+  readonly sizeGiB: number;
+  readonly accessMode: "ReadWriteMany" | "ReadWriteOnce";
+  readonly storageClass?: string;
+}
+
+export function buildCacheClaimSpec(args: CacheClaimArgs): Record<string, unknown> {
+  return {
+    accessModes: [args.accessMode],
+    resources: { requests: { storage: `${args.sizeGiB}Gi` } },
+    ...(args.storageClass ? { storageClassName: args.storageClass } : {}),
+  };
+}
