@@ -6,45 +6,22 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { codeSpans, markedBlocks, readDoc } from "../../infra/platform/docs-testing";
+import { codeSpans, namedBlocks, readDoc, REPO_ROOT, section, tableWith } from "../../gateway/test/support/doc-blocks";
 import { generatedSimulatorPage, SIMULATOR_PAGE } from "../../scripts/docs-simulator";
 import { parseCliArgs } from "../src/cli-args";
 import { LatencySchema, PrefixCacheSchema, SimulatorConfigSchema } from "../src/config";
 import { chat, chunksOf, fastSim, type Json, openStream, postJson, readEvents, scrape } from "./helpers";
 
-const REPO_ROOT = path.resolve(__dirname, "..", "..");
 const page = readDoc("simulator.md");
 
-/** The text under a `##`/`###` heading, up to the next heading of the same or a higher level. */
-function section(heading: string): string {
-  const lines = page.split("\n");
-  const start = lines.findIndex((l) => /^#{2,3} /.test(l) && l.replace(/^#+ /, "") === heading);
-  if (start === -1) throw new Error(`docs/simulator.md has no heading "${heading}"`);
-  const level = (/^#+/.exec(lines[start] as string) as RegExpExecArray)[0].length;
-  const end = lines.findIndex((l, i) => i > start && new RegExp(`^#{1,${level}} `).test(l));
-  return lines.slice(start + 1, end === -1 ? undefined : end).join("\n");
+/** The text of a block marked `<!-- test: name -->`. */
+function block(name: string): string {
+  const b = namedBlocks(page).get(name);
+  if (!b) throw new Error(`docs/simulator.md has no block marked <!-- test: ${name} -->`);
+  return b.text;
 }
 
-/** The body rows of every Markdown table in `text` (header rows left out), as cells, `\|` inside a cell unescaped. */
-function tableRows(text: string): string[][] {
-  const rows: string[][] = [];
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("|")) continue;
-    if (/^\|[-|]+\|$/.test(line)) {
-      rows.pop(); // the header row above the separator
-      continue;
-    }
-    rows.push(
-      line
-        .slice(1, -1)
-        .split(/(?<!\\)\|/)
-        .map((c) => c.trim().replace(/\\\|/g, "|")),
-    );
-  }
-  return rows;
-}
-
-const spansOf = (text: string) => [...codeSpans(text)];
+const unquote = (cell: string) => cell.replace(/`/g, "");
 
 /** The value at a dotted path (`latency.timeToFirstTokenMs`). */
 function at(value: unknown, dotted: string): unknown {
@@ -57,7 +34,7 @@ describe("docs/simulator.md: configuration", () => {
   });
 
   test("the table has every field of the schema, with the default the schema fills in and a meaning", () => {
-    const rows = tableRows(section("Configuration")).map(([field, , shown, meaning]) => ({ field: (field as string).replace(/`/g, ""), shown, meaning }));
+    const rows = tableWith(section(page, "Configuration"), "Field").map((r) => ({ field: unquote(r.Field as string), shown: r.Default, meaning: r.Meaning as string }));
     const nested = { latency: LatencySchema, prefixCache: PrefixCacheSchema } as const;
     const fields = Object.keys(SimulatorConfigSchema.shape).flatMap((k) =>
       k in nested ? [k, ...Object.keys(nested[k as keyof typeof nested].shape).map((sub) => `${k}.${sub}`)] : [k],
@@ -68,21 +45,18 @@ describe("docs/simulator.md: configuration", () => {
       const value = at(defaults, field);
       const expected = field in nested ? "" : value === undefined ? "unset" : `\`${typeof value === "string" ? value : JSON.stringify(value)}\``;
       expect({ field, shown }).toEqual({ field, shown: expected });
-      expect({ field, meaning: (meaning as string).length > 10 }).toEqual({ field, meaning: true });
+      expect({ field, meaning: meaning.length > 10 }).toEqual({ field, meaning: true });
     }
   });
 
   test("the example --config file is accepted as it is", () => {
-    const blocks = markedBlocks(page).filter((b) => b.marker === "simulator-config");
-    expect(blocks.length).toBeGreaterThan(0);
+    const text = block("sim-config");
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sim-config-"));
     try {
-      for (const block of blocks) {
-        const file = path.join(dir, "sim.yaml");
-        fs.writeFileSync(file, block.text);
-        const { config } = parseCliArgs(["--config", file], {});
-        expect(SimulatorConfigSchema.parse(config)).toEqual(SimulatorConfigSchema.parse(parseYaml(block.text)));
-      }
+      const file = path.join(dir, "sim.yaml");
+      fs.writeFileSync(file, text);
+      const { config } = parseCliArgs(["--config", file], {});
+      expect(SimulatorConfigSchema.parse(config)).toEqual(SimulatorConfigSchema.parse(parseYaml(text)));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -90,16 +64,17 @@ describe("docs/simulator.md: configuration", () => {
 });
 
 describe("docs/simulator.md: flags", () => {
-  const flagRows = tableRows(section("Flags")).map(([flag, also, sets]) => ({
-    spellings: [flag as string, ...spansOf(also as string)].map((s) => s.replace(/`/g, "")).filter((s) => s.startsWith("-")),
-    sets: spansOf(sets as string)[0],
+  const flagRows = tableWith(section(page, "Standalone"), "Flag").map((r) => ({
+    spellings: [unquote(r.Flag as string), ...codeSpans(r["Also spelt"] as string)].filter((s) => s.startsWith("-")),
+    sets: codeSpans(r.Sets as string)[0],
   }));
   const tableFlags = new Set(flagRows.flatMap((r) => r.spellings.map((s) => s.split(" ")[0] as string)));
-  /** `npm run sim -- …` commands of the page's `sim-command` blocks, as argument lists. */
-  const commands = markedBlocks(page)
-    .filter((b) => b.marker === "sim-command")
-    .map((b) => b.text.replace(/\\\n\s*/g, " ").trim())
-    .map((line) => line.replace(/^npm run sim -- /, "").split(/\s+/));
+  /** The `npm run sim -- …` command of the `sim-command` block, as its argument list. */
+  const command = block("sim-command")
+    .replace(/\\\n\s*/g, " ")
+    .trim()
+    .replace(/^npm run sim -- /, "")
+    .split(/\s+/);
 
   /** Whether the CLI knows a flag: an unknown one fails parsing as such, a known one at most lacks its value. */
   function accepted(flag: string): boolean {
@@ -121,7 +96,7 @@ describe("docs/simulator.md: flags", () => {
 
   test("every flag the table and the example commands name is one the CLI accepts", () => {
     expect(accepted("--no-such-flag")).toBe(false);
-    const named = [...tableFlags, ...commands.flat().filter((a) => a.startsWith("-"))];
+    const named = [...tableFlags, ...command.filter((a) => a.startsWith("-"))];
     expect(named.filter((f) => !accepted(f))).toEqual([]);
   });
 
@@ -143,17 +118,15 @@ describe("docs/simulator.md: flags", () => {
     expect(checked).toBeGreaterThan(25);
   });
 
-  test("the example commands make a valid configuration", () => {
-    expect(commands.length).toBeGreaterThan(0);
-    for (const args of commands) expect(SimulatorConfigSchema.safeParse(parseCliArgs(args, {}).config).success).toBe(true);
+  test("the example command makes a valid configuration", () => {
+    expect(command.length).toBeGreaterThan(10);
+    expect(SimulatorConfigSchema.safeParse(parseCliArgs(command, {}).config).success).toBe(true);
   });
 });
 
 describe("docs/simulator.md: a running simulator", () => {
   test("the endpoints table lists exactly the routes the server registers, and each answers 200", async () => {
-    const listed = tableRows(section("Endpoints"))
-      .filter((r) => /^(GET|POST)$/.test(r[0] as string))
-      .map(([method, route]) => `${method} ${(route as string).replace(/`/g, "")}`);
+    const listed = tableWith(section(page, "Endpoints"), "Method").map((r) => `${r.Method} ${unquote(r.Path as string)}`);
     const server = fs.readFileSync(path.join(REPO_ROOT, "simulator", "src", "server.ts"), "utf8");
     const registered = [...server.matchAll(/app\.(get|post)\("([^"]+)"/g)].map((m) => `${(m[1] as string).toUpperCase()} ${m[2]}`);
     expect(listed.sort()).toEqual(registered.sort());
@@ -175,7 +148,7 @@ describe("docs/simulator.md: a running simulator", () => {
   });
 
   test("the paths listed as not simulated answer 404 in vLLM's envelope", async () => {
-    const paths = spansOf(section("Not simulated")).filter((s) => s.startsWith("/"));
+    const paths = codeSpans(section(page, "Not simulated")).filter((s) => s.startsWith("/"));
     expect(paths.length).toBeGreaterThan(2);
     const sim = await fastSim();
     try {
@@ -192,9 +165,7 @@ describe("docs/simulator.md: a running simulator", () => {
     const sim = await fastSim();
     try {
       const exposed = [...(await scrape(sim)).matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-      const listed = tableRows(section("Endpoints"))
-        .filter((r) => (r[0] as string).startsWith("`vllm:"))
-        .map(([name, type]) => `${(name as string).replace(/`/g, "")} ${type}`);
+      const listed = tableWith(section(page, "Endpoints"), "Metric").map((r) => `${unquote(r.Metric as string)} ${r.Type}`);
       expect(listed.sort()).toEqual(exposed.sort());
     } finally {
       await sim.close();
@@ -263,7 +234,7 @@ describe("docs/simulator.md: a running simulator", () => {
     },
   };
 
-  const faultHeaders = [...section("Fault injection").matchAll(/header `(X-[A-Za-z-]+):/g)].map((m) => m[1] as string);
+  const faultHeaders = [...section(page, "Fault injection").matchAll(/header `(X-[A-Za-z-]+):/g)].map((m) => m[1] as string);
 
   test("the fault table names the headers", () => {
     expect(faultHeaders.length).toBeGreaterThan(2);
@@ -278,7 +249,7 @@ describe("docs/simulator.md: a running simulator", () => {
   test("the members and stats the page lists are the running simulator's", async () => {
     const sim = await fastSim();
     try {
-      const spans = codeSpans(section("In code"));
+      const spans = new Set(codeSpans(section(page, "In code")));
       const members = Object.keys(sim).map((k) => (typeof (sim as unknown as Record<string, unknown>)[k] === "function" ? `${k}()` : k));
       expect(members.filter((m) => !spans.has(m))).toEqual([]);
       expect(Object.keys(sim.stats()).filter((k) => !spans.has(k))).toEqual([]);
