@@ -10,7 +10,7 @@ export interface SimulatorStats {
   cancelledTotal: number;
   /** 429s because running + waiting were full. */
   rejectedTotal: number;
-  /** Injected failures: X-Return-Error, failureRate, dropped streams. */
+  /** Injected failures: X-Return-Error, failureRate, dropped connections, X-Stream-Error-After-Tokens. */
   failedTotal: number;
   running: number;
   waiting: number;

@@ -67,9 +67,14 @@ export function section(markdown: string, heading: string): string {
   return lines.slice(start + 1, end < 0 ? undefined : end).join("\n");
 }
 
-/** The Markdown tables in `text`, each as its rows, header -> cell. */
+/** The Markdown tables in `text`, each as its rows, header -> cell; an escaped pipe (`\|`) inside a cell is part of its text. */
 export function tables(text: string): Record<string, string>[][] {
-  const cells = (l: string) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => c.trim());
+  const cells = (l: string) =>
+    l
+      .trim()
+      .replace(/^\||(?<!\\)\|$/g, "")
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, "|"));
   const out: Record<string, string>[][] = [];
   let run: string[] = [];
   for (const line of [...withoutFences(text).split("\n"), ""]) {
