@@ -25,7 +25,7 @@ describe("helm harness", () => {
     const objects = helmTemplate(helm as string, archive, "web", "apps", { replicaCount: 3, serviceAccount: { create: false } });
     const deployment = objects.find((o) => o.kind === "Deployment");
     expect(deployment?.metadata.name).toBe("web-demo");
-    expect((deployment as { spec: { replicas: number } }).spec.replicas).toBe(3);
+    expect((deployment as unknown as { spec: { replicas: number } }).spec.replicas).toBe(3);
     expect(objects.some((o) => o.kind === "ServiceAccount")).toBe(false);
     expect(() => helmTemplate(helm as string, path.join(dir, "absent-0.1.0.tgz"), "web", "apps", {})).toThrow(/helm template web failed/);
   });
