@@ -136,9 +136,9 @@ describe("monitoring stack on mocks, every component enabled", () => {
     expect((named(rs, CHART, "viewer").inputs.values as { ingress: unknown }).ingress).toEqual({ enabled: false });
   });
 
-  test("the six dashboards of the spec and the gateway dashboard as ConfigMaps labelled grafana_dashboard=1", () => {
+  test("the six dashboards of the spec, the gateway's and the model servers' as ConfigMaps labelled grafana_dashboard=1", () => {
     const dash = byType(rs, "kubernetes:core/v1:ConfigMap").filter((r) => r.name.startsWith("dashboard-"));
-    expect(dash).toHaveLength(7);
+    expect(dash).toHaveLength(8);
     for (const d of dash) expect((d.inputs.metadata as { labels: Record<string, string> }).labels.grafana_dashboard).toBe("1");
   });
 

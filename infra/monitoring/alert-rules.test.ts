@@ -9,7 +9,7 @@ import * as path from "path";
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { stringify } from "yaml";
 import { ALERT_RULES, alertingRulesFile, type AlertRule } from "./alert-rules";
-import { referencedMetrics } from "./dashboards/metric-catalogue";
+import { referencedMetrics, sourceOf } from "./dashboards/metric-catalogue";
 
 const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
 const withPromtool = hasPromtool || process.env.CI ? test : test.skip;
@@ -138,9 +138,11 @@ describe("alert rules", () => {
     for (const r of ALERT_RULES) expect(r.runbook.split("\n")).toHaveLength(1);
   });
 
-  test.each(ALERT_RULES.map((r) => [r.alert, r.expr] as const))("%s parses as PromQL", (_name, expr) => {
+  test.each(ALERT_RULES.map((r) => [r.alert, r.expr] as const))("%s parses as PromQL and reads only metrics their exporters expose", (_name, expr) => {
     expect({ expr, errors: parseErrors(expr) }).toEqual({ expr, errors: 0 });
-    expect(referencedMetrics(expr).length).toBeGreaterThan(0);
+    const metrics = referencedMetrics(expr);
+    expect(metrics.length).toBeGreaterThan(0);
+    for (const m of metrics) expect({ m, known: sourceOf(m) !== undefined }).toEqual({ m, known: true });
   });
 
   test("the grammar does reject a broken rule (the check can fail)", () => {
