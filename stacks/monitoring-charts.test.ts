@@ -11,7 +11,8 @@ import { DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "../infra/monitoring/metr
 import { fullConfig } from "../infra/monitoring/testing";
 import { chartDefaults, describeWithCharts, helmTemplate, type Manifest } from "../infra/platform/helm";
 import { allContainers, type Container, duplicatedFlags, type PodOwner, podOwners, type PolicyRule, readsSecrets } from "../infra/platform/manifests";
-import { MONITORING_CHARTS, type RenderedMonitoring, renderMonitoring } from "./monitoring-charts";
+import { readDoc } from "../infra/platform/docs-testing";
+import { airgapImageTable, generatedSection, MONITORING_CHARTS, type RenderedMonitoring, renderMonitoring } from "./monitoring-charts";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -257,6 +258,14 @@ describeWithCharts("monitoring charts rendered by a real helm with the program's
 
     test("no container is given the same flag twice", () => {
       for (const p of podOwners(all)) for (const c of allContainers(p)) expect({ pod: p.name, container: c.name, dup: duplicatedFlags([...(c.command ?? []), ...(c.args ?? [])]) }).toEqual({ pod: p.name, container: c.name, dup: [] });
+    });
+
+    test("the air-gap image list of docs/monitoring.md is every image the rendered objects pull (npm run docs:images)", () => {
+      const table = airgapImageTable(r);
+      for (const image of ["docker.io/grafana/loki:3.7.2", "quay.io/kiwigrid/k8s-sidecar:2.7.3", "quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0", "amazon/aws-cli:latest"]) {
+        expect(table).toContain(`\`${image}\``);
+      }
+      expect(generatedSection(readDoc("monitoring.md"))).toBe(table);
     });
 
     test("every monitoring pod carries the platform label, so the collector ships its logs", () => {
