@@ -2,17 +2,10 @@
 // file passes the real promtool: `promtool check rules` (what the server would refuse to load) and `promtool test
 // rules` on synthetic series, each alert once where it must fire and once where it must not. promtool comes from
 // Debian's `prometheus` package (.ci/apt-packages); without it locally those two tests are skipped, in CI they run.
-import { spawnSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
-import { stringify } from "yaml";
 import { ALERT_RULES, alertingRulesFile, type AlertRule } from "./alert-rules";
 import { referencedMetrics, sourceOf } from "./dashboards/metric-catalogue";
-
-const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
-const withPromtool = hasPromtool || process.env.CI ? test : test.skip;
+import { promtool, withPromtool } from "./promtool-testing";
 
 function parseErrors(expr: string): number {
   let n = 0;
@@ -125,14 +118,6 @@ function unitTests() {
 }
 
 describe("alert rules", () => {
-  let dir: string;
-  beforeAll(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "alert-rules-"));
-    fs.writeFileSync(path.join(dir, "rules.yml"), stringify(alertingRulesFile()));
-    fs.writeFileSync(path.join(dir, "tests.yml"), stringify({ rule_files: ["rules.yml"], evaluation_interval: "1m", tests: unitTests() }));
-  });
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
   test("the seven alerts the platform needs, each with a runbook line", () => {
     expect(ALERT_RULES.map((r) => r.alert)).toEqual(["ModelDown", "GatewayServerErrors", "TimeToFirstTokenSLO", "KVCacheSaturated", "LogstoreIngestionErrors", "LogstoreBucketJobFailed", "CollectorNotOnEveryNode"]);
     for (const r of ALERT_RULES) expect(r.runbook.split("\n")).toHaveLength(1);
@@ -150,19 +135,16 @@ describe("alert rules", () => {
   });
 
   withPromtool("promtool check rules accepts the file the server loads", () => {
-    const r = spawnSync("promtool", ["check", "rules", path.join(dir, "rules.yml")], { encoding: "utf8" });
-    expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: expect.stringContaining(`SUCCESS: ${ALERT_RULES.length} rules found`) });
+    expect(promtool("check", alertingRulesFile())).toEqual({ status: 0, out: expect.stringContaining(`SUCCESS: ${ALERT_RULES.length} rules found`) });
   });
 
   withPromtool("promtool test rules: each alert fires on its symptom, and only there", () => {
-    const r = spawnSync("promtool", ["test", "rules", path.join(dir, "tests.yml")], { encoding: "utf8", cwd: dir });
-    expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+    expect(promtool("test", alertingRulesFile(), unitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
   withPromtool("promtool does fail a rule unit test that expects the wrong thing (the check can fail)", () => {
     const wrong = unitTests().slice(0, 1);
     wrong[0]!.alert_rule_test[0]!.exp_alerts = [expected(rule("ModelDown"), { model: "up" })];
-    fs.writeFileSync(path.join(dir, "wrong.yml"), stringify({ rule_files: ["rules.yml"], evaluation_interval: "1m", tests: wrong }));
-    expect(spawnSync("promtool", ["test", "rules", path.join(dir, "wrong.yml")], { encoding: "utf8", cwd: dir }).status).not.toBe(0);
+    expect(promtool("test", alertingRulesFile(), wrong).status).not.toBe(0);
   });
 });

@@ -1,19 +1,12 @@
 // The dashboards: titles, datasources, real panels, every expression parsed by the official grammars, every metric
 // one its exporter really exposes, and the queries that had bugs evaluated by the real promtool on synthetic series.
-import { spawnSync } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
 import { parser as logqlParser } from "@grafana/lezer-logql";
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
-import { stringify } from "yaml";
 import { dashboardJson, selectDashboards } from "../dashboards";
 import { ERROR_LINE_REGEX, gatewayDashboard, logDashboards, metricsDashboards, podResourcesDashboard } from "./definitions";
 import { referencedMetrics, sourceOf } from "./metric-catalogue";
 import type { Dashboard } from "./model";
-
-const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
-const withPromtool = hasPromtool || process.env.CI ? test : test.skip;
+import { promtool, withPromtool } from "../promtool-testing";
 
 type Tree = ReturnType<typeof logqlParser.parse>;
 
@@ -129,36 +122,28 @@ describe("dashboards", () => {
     const notReady = podResourcesDashboard().panels.find((p) => p.title === "Pods not ready")?.targets[0]?.expr as string;
     const ready = gatewayDashboard().panels.find((p) => p.title === "Ready replicas and requests in flight")?.targets[0]?.expr as string;
     const anything = (e: string) => e.replace(/\$\w+/g, ".*");
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dashboard-queries-"));
-    try {
-      fs.writeFileSync(path.join(dir, "empty.yml"), stringify({ groups: [] }));
-      const tests = [
-        {
-          interval: "1m",
-          input_series: [
-            // A running pod not ready, a ready one, and the bucket Job's completed pod (Ready false, phase Succeeded).
-            { series: 'kube_pod_status_ready{namespace="app", pod="web-1", condition="false"}', values: "1x5" },
-            { series: 'kube_pod_status_phase{namespace="app", pod="web-1", phase="Running"}', values: "1x5" },
-            { series: 'kube_pod_status_ready{namespace="app", pod="web-2", condition="false"}', values: "0x5" },
-            { series: 'kube_pod_status_phase{namespace="app", pod="web-2", phase="Running"}', values: "1x5" },
-            { series: 'kube_pod_status_ready{namespace="monitoring", pod="logstore-create-bucket-x", condition="false"}', values: "1x5" },
-            { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Succeeded"}', values: "1x5" },
-            { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Running"}', values: "0x5" },
-            // Two gateway pods each see the same two ready replicas of model m.
-            ...["gw-1", "gw-2"].flatMap((gw) => ["http://10.0.0.1:8000", "http://10.0.0.2:8000"].map((replica) => ({ series: `gateway_replica_ready{model="m", replica="${replica}", pod="${gw}"}`, values: "1x5" }))),
-          ],
-          promql_expr_test: [
-            { expr: anything(notReady), eval_time: "2m", exp_samples: [{ labels: "{}", value: 1 }] },
-            { expr: anything(ready), eval_time: "2m", exp_samples: [{ labels: '{model="m"}', value: 2 }] },
-          ],
-        },
-      ];
-      fs.writeFileSync(path.join(dir, "tests.yml"), stringify({ rule_files: ["empty.yml"], evaluation_interval: "1m", tests }));
-      const r = spawnSync("promtool", ["test", "rules", path.join(dir, "tests.yml")], { encoding: "utf8", cwd: dir });
-      expect({ status: r.status, out: r.stdout + r.stderr }).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    const tests = [
+      {
+        interval: "1m",
+        input_series: [
+          // A running pod not ready, a ready one, and the bucket Job's completed pod (Ready false, phase Succeeded).
+          { series: 'kube_pod_status_ready{namespace="app", pod="web-1", condition="false"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="app", pod="web-1", phase="Running"}', values: "1x5" },
+          { series: 'kube_pod_status_ready{namespace="app", pod="web-2", condition="false"}', values: "0x5" },
+          { series: 'kube_pod_status_phase{namespace="app", pod="web-2", phase="Running"}', values: "1x5" },
+          { series: 'kube_pod_status_ready{namespace="monitoring", pod="logstore-create-bucket-x", condition="false"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Succeeded"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Running"}', values: "0x5" },
+          // Two gateway pods each see the same two ready replicas of model m.
+          ...["gw-1", "gw-2"].flatMap((gw) => ["http://10.0.0.1:8000", "http://10.0.0.2:8000"].map((replica) => ({ series: `gateway_replica_ready{model="m", replica="${replica}", pod="${gw}"}`, values: "1x5" }))),
+        ],
+        promql_expr_test: [
+          { expr: anything(notReady), eval_time: "2m", exp_samples: [{ labels: "{}", value: 1 }] },
+          { expr: anything(ready), eval_time: "2m", exp_samples: [{ labels: '{model="m"}', value: 2 }] },
+        ],
+      },
+    ];
+    expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
   test("the grammars do reject broken expressions (the check can fail)", () => {
