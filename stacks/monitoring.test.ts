@@ -136,9 +136,9 @@ describe("monitoring stack on mocks, every component enabled", () => {
     expect((named(rs, CHART, "viewer").inputs.values as { ingress: unknown }).ingress).toEqual({ enabled: false });
   });
 
-  test("the six dashboards of the spec and the gateway dashboard as ConfigMaps labelled grafana_dashboard=1", () => {
+  test("the six dashboards of the spec, the gateway's and the model servers' as ConfigMaps labelled grafana_dashboard=1", () => {
     const dash = byType(rs, "kubernetes:core/v1:ConfigMap").filter((r) => r.name.startsWith("dashboard-"));
-    expect(dash).toHaveLength(7);
+    expect(dash).toHaveLength(8);
     for (const d of dash) expect((d.inputs.metadata as { labels: Record<string, string> }).labels.grafana_dashboard).toBe("1");
   });
 
@@ -178,7 +178,7 @@ describe("components enable and skip", () => {
     expect(named(rs, CHART, "viewer").inputs.chart).toBe("/mirror/grafana-12.3.2.tgz");
   });
 
-  test("s3ClientImage and nodeSelector reach the bucket Job; the collector DaemonSet keeps running everywhere", async () => {
+  test("s3ClientImage reaches the bucket Job; nodeSelector is loaded and applied to no pod (spec)", async () => {
     const rs = await run({
       "monitoring:s3ClientImage": "registry.local/aws-cli:2.17",
       "monitoring:nodeSelector": JSON.stringify({ "node-role/monitoring": "true" }),
@@ -187,11 +187,10 @@ describe("components enable and skip", () => {
       spec: { template: { spec: { nodeSelector: unknown; containers: { image: string }[] } } };
     };
     expect(job.spec.template.spec.containers[0]?.image).toBe("registry.local/aws-cli:2.17");
-    expect(job.spec.template.spec.nodeSelector).toEqual({ "node-role/monitoring": "true" });
-    for (const name of ["logstore", "metrics", "viewer"]) {
-      expect(JSON.stringify(named(rs, CHART, name).inputs.values)).toContain('"node-role/monitoring":"true"');
+    expect(job.spec.template.spec.nodeSelector).toBeUndefined();
+    for (const name of ["logstore", "metrics", "viewer", "collector"]) {
+      expect(JSON.stringify(named(rs, CHART, name).inputs.values)).not.toContain("node-role/monitoring");
     }
-    expect(JSON.stringify(named(rs, CHART, "collector").inputs.values)).not.toContain("node-role/monitoring");
   });
 
   test("no monitoring: namespace in the stack: nothing is declared", async () => {

@@ -15,6 +15,7 @@ import {
   NAMESPACE,
   Viewer,
 } from "../infra/monitoring";
+import { monitoringPodLabels } from "../infra/monitoring/pod-labels";
 
 /** Recorded on the namespace: the spec loads `cloudProvider` but no component behaves differently by it. */
 export const CLOUD_PROVIDER_ANNOTATION = "ai-platform/cloud-provider";
@@ -39,6 +40,9 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
     },
   }, { ...RETAIN, provider: cluster.provider });
   const namespace = ns.metadata.name;
+  // Every monitoring pod carries the platform label, so the collector ships its logs too.
+  const podLabels = monitoringPodLabels(cfg.labelDomain);
+  const fixedUserIds = cluster.fixedUserIds;
 
   // Log store, viewer, collector and metrics deploy in parallel (spec "States and transitions").
   if (cfg.logstore) {
@@ -52,7 +56,8 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       s3User: cfg.logstore.s3.user,
       s3Password: secrets.s3Password,
       s3ClientImage: cfg.logstore.s3ClientImage,
-      nodeSelector: cfg.nodeSelector,
+      podLabels,
+      fixedUserIds,
       clusterDomain: cluster.domain,
       digestKey,
     }, inCluster);
@@ -67,7 +72,8 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       adminPassword: secrets.viewerAdminPassword,
       metricsEnabled: cfg.metrics !== undefined,
       embedding: cfg.viewer.embedding,
-      nodeSelector: cfg.nodeSelector,
+      podLabels,
+      fixedUserIds,
       clusterDomain: cluster.domain,
       digestKey,
     }, inCluster);
@@ -80,6 +86,8 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       version: cfg.collector.version,
       labelDomain: cfg.collector.labelDomain,
       clusterDomain: cluster.domain,
+      tolerations: cfg.collector.tolerations,
+      podLabels,
     }, inCluster);
   }
 
@@ -89,7 +97,8 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       chartPath: cfg.metrics.chartPath,
       version: cfg.metrics.version,
       storageClass: cfg.metrics.storageClass,
-      nodeSelector: cfg.nodeSelector,
+      podLabels,
+      fixedUserIds,
     }, inCluster);
   }
 

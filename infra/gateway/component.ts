@@ -177,7 +177,7 @@ export class Gateway extends pulumi.ComponentResource {
       {
         metadata: meta(REDIS_NAME, redisLabels()),
         spec: secretDigest(args.digestKey, "redis-config", conf).apply((configDigest) =>
-          buildRedisDeploymentSpec({ image: setting.image, configDigest, secretName: REDIS_NAME, fixedUserIds: args.fixedUserIds }),
+          buildRedisDeploymentSpec({ image: setting.image, configDigest, secretName: REDIS_NAME, fixedUserIds: args.fixedUserIds, labelDomain: args.config.labelDomain }),
         ),
       },
       { ...child, dependsOn: [secret] },

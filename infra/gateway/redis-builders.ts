@@ -2,6 +2,7 @@
 // replicas (gateway:redis): one Valkey pod, no persistence (the buckets refill within a minute), password-protected,
 // reachable only from the gateway's pods. Plain objects: the component wraps them, tests read them directly.
 import { serviceUrl } from "../platform/cluster-config";
+import { PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
 import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 import { APP_NAME, PART_OF } from "./constants";
 import { selectorLabels } from "./labels";
@@ -42,7 +43,11 @@ export function redisUrl(password: string, namespace: string, clusterDomain: str
   return serviceUrl(REDIS_NAME, namespace, REDIS_PORT, clusterDomain).replace(/^http:\/\//, `redis://:${encodeURIComponent(password)}@`) + "/0";
 }
 
-export function buildRedisDeploymentSpec(args: { image: string; configDigest: string; secretName: string; fixedUserIds: boolean }) {
+/**
+ * `labelDomain`: the pod carries the platform label (`<label_domain>/platform: ai-platform`) so the monitoring collector
+ * ships its log, like the gateway's own pods.
+ */
+export function buildRedisDeploymentSpec(args: { image: string; configDigest: string; secretName: string; fixedUserIds: boolean; labelDomain: string }) {
   const identity = args.fixedUserIds ? REDIS_IDENTITY : undefined;
   return {
     replicas: 1,
@@ -50,7 +55,10 @@ export function buildRedisDeploymentSpec(args: { image: string; configDigest: st
     // Stateless and single: replace, never run two.
     strategy: { type: "Recreate" },
     template: {
-      metadata: { labels: redisLabels(), annotations: { "checksum/redis-config": args.configDigest } },
+      metadata: {
+        labels: { ...redisLabels(), [platformLabelKeys(args.labelDomain).platform]: PLATFORM_NAME },
+        annotations: { "checksum/redis-config": args.configDigest },
+      },
       spec: {
         automountServiceAccountToken: false,
         enableServiceLinks: false,

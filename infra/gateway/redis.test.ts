@@ -18,18 +18,20 @@ describe("the deployed rate-limit store", () => {
     expect(conf).toContain('save ""\n');
     expect(conf).toContain("appendonly no\n");
     expect(conf).toMatch(/maxmemory 64mb\nmaxmemory-policy volatile-ttl/);
-    const spec = buildRedisDeploymentSpec({ image: "valkey/valkey:8.1-alpine", configDigest: "abc", secretName: "gateway-redis", fixedUserIds: true });
+    const spec = buildRedisDeploymentSpec({ image: "valkey/valkey:8.1-alpine", configDigest: "abc", secretName: "gateway-redis", fixedUserIds: true, labelDomain: "ai-platform.io" });
     const c = spec.template.spec.containers[0];
     expect(c?.command).toEqual(["valkey-server", "/etc/valkey/valkey.conf"]);
     expect(JSON.stringify(spec)).not.toContain("s3cr3t");
     expect(c?.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
     expect(spec.template.metadata.annotations).toEqual({ "checksum/redis-config": "abc" });
+    // The platform label: the monitoring collector ships the store's log like the gateway's.
+    expect(spec.template.metadata.labels["ai-platform.io/platform"]).toBe("ai-platform");
     expect(spec.strategy).toEqual({ type: "Recreate" });
     expect(spec.template.spec.securityContext).toMatchObject({ runAsUser: 999, runAsGroup: 1000, fsGroup: 1000 });
   });
 
   test("where the cluster assigns user ids (OpenShift), the pod sets none", () => {
-    const spec = buildRedisDeploymentSpec({ image: "valkey/valkey:8.1-alpine", configDigest: "abc", secretName: "gateway-redis", fixedUserIds: false });
+    const spec = buildRedisDeploymentSpec({ image: "valkey/valkey:8.1-alpine", configDigest: "abc", secretName: "gateway-redis", fixedUserIds: false, labelDomain: "ai-platform.io" });
     for (const ctx of [spec.template.spec.securityContext, spec.template.spec.containers[0]?.securityContext]) {
       expect(ctx).toMatchObject({ runAsNonRoot: true });
       for (const id of ["runAsUser", "runAsGroup", "fsGroup"]) expect(ctx).not.toHaveProperty(id);

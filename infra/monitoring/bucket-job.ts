@@ -4,8 +4,11 @@ import * as fs from "fs";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../platform/labels";
+import { containerSecurityContext, podSecurityContext } from "../platform/security";
+import { IMAGE_IDENTITIES } from "./chart-security";
 import { BUCKET_JOB_ATTEMPTS, BUCKET_JOB_NAME } from "./constants";
 import { S3_ENV } from "./logstore-values";
+import { RESOURCES } from "./resources";
 
 export const BUCKET_SCRIPT_PATH = path.join(__dirname, "scripts", "create-bucket.sh");
 export const BUCKET_SCRIPT_KEY = "create-bucket.sh";
@@ -20,22 +23,34 @@ export interface BucketJobArgs {
   readonly bucket: string;
   readonly credentialsSecretName: string;
   readonly scriptConfigMapName: string;
-  readonly nodeSelector: Readonly<Record<string, string>>;
+  /** Extra pod labels (the platform label, so the collector ships the Job's log). */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `cluster:fixedUserIds`: run as `nobody`, or let the cluster assign the ids. */
+  readonly fixedUserIds: boolean;
   /** Pod template annotations (the credentials digest: a rotation replaces the Job, which then runs again). */
   readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
-/** Job spec (without metadata/apiVersion, which the Pulumi resource adds). */
+/**
+ * Job spec (without metadata/apiVersion, which the Pulumi resource adds). The AWS CLI image runs as root by default;
+ * it needs no privilege, only a writable home for its cache, so it runs as `nobody` with /tmp as home on a read-only
+ * root filesystem.
+ */
 export function buildBucketJobSpec(args: BucketJobArgs) {
+  const identity = args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined;
   return {
     // The script makes every attempt itself (BUCKET_JOB_ATTEMPTS); one failed pod fails the Job
     // ("backoff limit exceeded"), so the total number of attempts is exactly the spec's 5.
     backoffLimit: 0,
     template: {
-      metadata: { labels: standardLabels(BUCKET_JOB_NAME, "logstore"), ...(args.podAnnotations ? { annotations: { ...args.podAnnotations } } : {}) },
+      metadata: {
+        labels: { ...standardLabels(BUCKET_JOB_NAME, "logstore"), ...(args.podLabels ?? {}) },
+        ...(args.podAnnotations ? { annotations: { ...args.podAnnotations } } : {}),
+      },
       spec: {
         restartPolicy: "Never",
-        nodeSelector: { ...args.nodeSelector },
+        automountServiceAccountToken: false,
+        securityContext: podSecurityContext(identity),
         containers: [
           {
             name: "create-bucket",
@@ -46,16 +61,25 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
               { name: "S3_BUCKET", value: args.bucket },
               { name: "ATTEMPTS", value: String(BUCKET_JOB_ATTEMPTS) },
               { name: "RETRY_DELAY_SECONDS", value: "10" },
+              { name: "HOME", value: "/tmp" },
               { name: S3_ENV.accessKeyId, valueFrom: { secretKeyRef: { name: args.credentialsSecretName, key: S3_ENV.accessKeyId } } },
               {
                 name: S3_ENV.secretAccessKey,
                 valueFrom: { secretKeyRef: { name: args.credentialsSecretName, key: S3_ENV.secretAccessKey } },
               },
             ],
-            volumeMounts: [{ name: "script", mountPath: "/scripts", readOnly: true }],
+            resources: RESOURCES.bucketJob,
+            securityContext: containerSecurityContext(identity),
+            volumeMounts: [
+              { name: "script", mountPath: "/scripts", readOnly: true },
+              { name: "tmp", mountPath: "/tmp" },
+            ],
           },
         ],
-        volumes: [{ name: "script", configMap: { name: args.scriptConfigMapName } }],
+        volumes: [
+          { name: "script", configMap: { name: args.scriptConfigMapName } },
+          { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
+        ],
       },
     },
   };

@@ -2,7 +2,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { retainRenderedOptions } from "../platform/retain";
-import { buildCollectorValues, COLLECTOR_NAME } from "./collector-values";
+import { buildCollectorValues, COLLECTOR_NAME, type Toleration } from "./collector-values";
 
 export interface CollectorArgs {
   readonly namespace: pulumi.Input<string>;
@@ -12,6 +12,10 @@ export interface CollectorArgs {
   readonly labelDomain: string;
   /** The cluster's DNS domain (`cluster:domain`). */
   readonly clusterDomain: string;
+  /** `monitoring:collectorTolerations` (default: every NoSchedule taint). */
+  readonly tolerations: readonly Toleration[];
+  /** Labels of the collector pods (the platform label). */
+  readonly podLabels?: Readonly<Record<string, string>>;
 }
 
 export class Collector extends pulumi.ComponentResource {
@@ -21,7 +25,12 @@ export class Collector extends pulumi.ComponentResource {
     super("ai-platform:monitoring:Collector", name, {}, opts);
     this.chart = new k8s.helm.v4.Chart(
       COLLECTOR_NAME,
-      { name: COLLECTOR_NAME, chart: args.chartPath, namespace: args.namespace, values: buildCollectorValues(args.labelDomain, args.clusterDomain) },
+      {
+        name: COLLECTOR_NAME,
+        chart: args.chartPath,
+        namespace: args.namespace,
+        values: buildCollectorValues({ labelDomain: args.labelDomain, clusterDomain: args.clusterDomain, tolerations: args.tolerations, podLabels: args.podLabels }),
+      },
       retainRenderedOptions({ parent: this }),
     );
     this.registerOutputs({ daemonSet: COLLECTOR_NAME });

@@ -136,6 +136,21 @@ describe("monitoring config", () => {
     expect(c.viewer?.embedding).toEqual({ subPath: "/monitoring/viewer" });
   });
 
+  test("collector tolerations: every NoSchedule taint by default; a list replaces it; bad ones fail naming the key", () => {
+    expect(parse().collector?.tolerations).toEqual([{ operator: "Exists", effect: "NoSchedule" }]);
+    const custom = [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }, { key: "dedicated", operator: "Equal", value: "inference", effect: "NoExecute", tolerationSeconds: 60 }];
+    expect(parse({ "monitoring:collectorTolerations": JSON.stringify(custom) }).collector?.tolerations).toEqual(custom);
+    for (const bad of [[{ key: "gpu", operator: "Exists", value: "x" }], [{ effect: "NoSchedule" }], [{ operator: "Exists", effect: "Sometimes" }], [{ key: "a", operator: "Exists", tolerationSeconds: 5 }]]) {
+      const lines = problems(() => parse({ "monitoring:collectorTolerations": JSON.stringify(bad) }));
+      expect({ bad, named: lines.some((l) => l.startsWith("monitoring:collectorTolerations")) }).toEqual({ bad, named: true });
+    }
+  });
+
+  test("the label domain labels every monitoring pod when set, even without the collector", () => {
+    expect(parse({ "monitoring:components": JSON.stringify(["logstore"]) }).labelDomain).toBe(LABEL_DOMAIN);
+    expect(parse({ "monitoring:components": JSON.stringify(["logstore"]) }, null).labelDomain).toBeUndefined();
+  });
+
   test("an empty secret counts as missing", () => {
     expect(problems(() => parse({ "monitoring:viewerAdminPassword": "" }))).toContain(
       "monitoring:viewerAdminPassword: required because viewer is enabled (pulumi config set --secret monitoring:viewerAdminPassword …)",

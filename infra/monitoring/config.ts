@@ -4,7 +4,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
-import { chartVersion, dnsSubdomain, labelMap, nonEmpty } from "../platform/schema-rules";
+import { chartVersion, dnsSubdomain, labelKey, labelMap, labelValue, nonEmpty } from "../platform/schema-rules";
+import { DEFAULT_COLLECTOR_TOLERATIONS, type Toleration } from "./collector-values";
 import {
   type ChartComponent,
   type Component,
@@ -21,7 +22,20 @@ export const SECRET_KEYS = ["s3Password", "viewerAdminPassword"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding"]);
+const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding", "collectorTolerations"]);
+
+/** A Kubernetes toleration (core/v1 Toleration); `Exists` takes no value. */
+const toleration = z
+  .strictObject({
+    key: labelKey.optional(),
+    operator: z.enum(["Exists", "Equal"]).optional(),
+    value: labelValue.optional(),
+    effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+    tolerationSeconds: z.number().int().min(0).optional(),
+  })
+  .refine((t) => !(t.operator === "Exists" && t.value !== undefined), "operator Exists takes no value")
+  .refine((t) => t.key !== undefined || t.operator === "Exists", "without a key the operator must be Exists (tolerates every taint)")
+  .refine((t) => t.tolerationSeconds === undefined || t.effect === "NoExecute", "tolerationSeconds applies to NoExecute only");
 
 /** S3 bucket naming rules (3–63 chars, lowercase, digits, '.', '-'). */
 const bucketName = z.string().regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "must be a valid S3 bucket name");
@@ -62,7 +76,16 @@ export const monitoringSchema = z
       .meta(doc(`Image of the S3 client the bucket Job runs; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0")),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
     cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
-    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and set on the log store, viewer and metrics server pods and the bucket Job.", { "kubernetes.io/os": "linux" })),
+    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and, as the spec says, applied to no pod (the collector and node-exporter must run on every node; the others run wherever the scheduler puts them).", { "kubernetes.io/os": "linux" })),
+    collectorTolerations: z
+      .array(toleration)
+      .optional()
+      .meta(
+        doc(
+          "Tolerations of the collector DaemonSet. Default: every NoSchedule taint (GPU nodes are usually tainted, and a node without a collector ships no logs). Replaces the default when set.",
+          [{ operator: "Exists", effect: "NoSchedule" }, { key: "dedicated", operator: "Equal", value: "inference", effect: "NoExecute" }],
+        ),
+      ),
     viewerEmbedding: z
       .object({
         subPath: z
@@ -111,14 +134,17 @@ export interface ChartSettings {
 export interface MonitoringConfig {
   readonly components: ReadonlySet<Component>;
   readonly cloudProvider: string;
+  /** Loaded and validated; applied to no pod (spec "Stack configuration keys"). */
   readonly nodeSelector: Readonly<Record<string, string>>;
+  /** `platform:labelDomain` when set: every monitoring pod gets the platform label, so the collector ships its logs. */
+  readonly labelDomain?: string;
   readonly logstore?: ChartSettings & {
     readonly storageClass?: string;
     readonly s3: { readonly endpoint: string; readonly bucket: string; readonly user: string };
     readonly s3ClientImage: string;
   };
   readonly viewer?: ChartSettings & { readonly embedding?: { readonly subPath: string } };
-  readonly collector?: ChartSettings & { readonly labelDomain: string };
+  readonly collector?: ChartSettings & { readonly labelDomain: string; readonly tolerations: readonly Toleration[] };
   readonly metrics?: ChartSettings & { readonly storageClass?: string };
   readonly dashboards: { readonly logs: boolean; readonly metrics: boolean };
 }
@@ -138,6 +164,7 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
   const listed = Array.isArray(input.components) ? (input.components as unknown[]) : [];
   // The collector filters and labels by the shared platform label domain, so it is part of this validation.
   if (listed.includes("collector")) problems.push(...checkLabelDomain(labelDomain));
+  const labelDomainOk = labelDomain !== undefined && checkLabelDomain(labelDomain).length === 0;
   if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
 
   const c = parsed.data;
@@ -146,6 +173,7 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
     components: on,
     cloudProvider: c.cloudProvider,
     nodeSelector: c.nodeSelector ?? {},
+    labelDomain: labelDomainOk ? labelDomain : undefined,
     logstore: on.has("logstore")
       ? {
           ...chart("logstore", c.logstoreVersion as string, c.logstoreChartPath),
@@ -158,7 +186,11 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
       ? { ...chart("viewer", c.viewerVersion as string, c.viewerChartPath), embedding: c.viewerEmbedding }
       : undefined,
     collector: on.has("collector")
-      ? { ...chart("collector", c.collectorVersion as string, c.collectorChartPath), labelDomain: labelDomain as string }
+      ? {
+          ...chart("collector", c.collectorVersion as string, c.collectorChartPath),
+          labelDomain: labelDomain as string,
+          tolerations: c.collectorTolerations ?? DEFAULT_COLLECTOR_TOLERATIONS,
+        }
       : undefined,
     // The key table has no metrics version or path key: the metrics chart is pinned here (see docs/monitoring.md).
     metrics: on.has("metrics")

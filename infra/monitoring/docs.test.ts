@@ -3,6 +3,7 @@
 // label added, renamed or changed in the code fails here until the page says so.
 import { codeSpans, readDoc } from "../platform/docs-testing";
 import { buildCollectorConfig, PROBE_PATHS, streamLabels } from "./collector-config";
+import { ALERT_RULES } from "./alert-rules";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 import { LOGSTORE_API_PATHS, PINNED_CHARTS, SERVICES } from "./constants";
 import { logDashboards, metricsDashboards } from "./dashboards/definitions";
@@ -71,7 +72,14 @@ describe("docs/monitoring.md", () => {
     for (const key of QUALIFIED_SECRET_KEYS) expect(page).toContain(`pulumi config set --secret ${key} `);
   });
 
-  test("has an Alerts section", () => {
-    expect(lines).toContain("## Alerts");
+  test("the Alerts section has every alert with its expression and its one runbook line", () => {
+    const start = lines.indexOf("## Alerts");
+    expect(start).toBeGreaterThan(0);
+    const end = lines.findIndex((l, i) => i > start && /^## /.test(l));
+    const section = lines.slice(start, end < 0 ? undefined : end);
+    for (const r of ALERT_RULES) {
+      expect({ alert: r.alert, row: section.some((l) => l.startsWith(`| \`${r.alert}\` | \`${r.expr}\``)) }).toEqual({ alert: r.alert, row: true });
+      expect({ alert: r.alert, runbook: section.includes(`- **${r.alert}**: ${r.runbook}`) }).toEqual({ alert: r.alert, runbook: true });
+    }
   });
 });

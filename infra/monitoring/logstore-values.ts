@@ -1,7 +1,11 @@
-// Helm values of the log store (Grafana Loki, community chart, monolithic mode on S3). Pure function: tested
-// directly, and the same object is what the Chart resource receives.
+// Helm values of the log store (Grafana Loki, community chart 14.1.0, monolithic mode on S3). Pure function: tested
+// directly, rendered with the real chart in render.test.ts, and the same object is what the Chart resource receives.
+// Every key below is read by a template of the chart (render.test.ts removes each one and checks the output changes).
 import type * as pulumi from "@pulumi/pulumi";
+import { chartContainerSecurityContext, chartPodSecurityContext, IMAGE_IDENTITIES } from "./chart-security";
 import { LOGSTORE_DATA_DIR, SERVICES } from "./constants";
+import { RESOURCES } from "./resources";
+import { scrapeAnnotations } from "./scrape";
 
 export interface LogstoreValuesArgs {
   /** `s3Endpoint`, e.g. http://objectstore.app-shaide.svc.cluster.local:9000 */
@@ -10,9 +14,12 @@ export interface LogstoreValuesArgs {
   /** Secret holding AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; injected as env, referenced from the config. */
   readonly credentialsSecretName: string;
   readonly storageClass?: string;
-  readonly nodeSelector: Readonly<Record<string, string>>;
   /** Annotations of the log store pod (the credentials digest, so a rotation restarts it). */
   readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
+  /** Labels of the log store pod (the platform label, so the collector ships its logs). */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `cluster:fixedUserIds`: run as Loki's own user 10001, or let the cluster assign the ids. */
+  readonly fixedUserIds: boolean;
 }
 
 /** Log store settings of the spec's table, under their real Loki config keys. */
@@ -27,8 +34,11 @@ export const LOGSTORE_LIMITS = {
   max_query_parallelism: 4,
 } as const;
 
-/** Environment variable names Loki expands (`-config.expand-env=true`) into the S3 credentials. */
+/** Environment variable names Loki expands (the chart always passes `-config.expand-env=true`) into the S3 credentials. */
 export const S3_ENV = { accessKeyId: "AWS_ACCESS_KEY_ID", secretAccessKey: "AWS_SECRET_ACCESS_KEY" } as const;
+
+/** Loki serves its own metrics on the HTTP port. */
+export const LOGSTORE_METRICS_PATH = "/metrics";
 
 /** Loki's s3 `endpoint` is `host:port`; the scheme decides `insecure` (plain HTTP inside the cluster). */
 export function s3EndpointParts(url: string): { endpoint: string; insecure: boolean } {
@@ -43,13 +53,16 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
   return {
     // Community chart >= 12: "Monolithic" is the single-binary mode (SingleBinary is the deprecated alias).
     deploymentMode: "Monolithic",
-    // Service (and StatefulSet) named `logstore`, port 3100, as the spec's Services list says.
-    fullnameOverride: SERVICES.logstore.name,
+    // The chart names the headless Service, the config and runtime ConfigMaps and the `app.kubernetes.io/name` label
+    // after the chart's name (`loki` by default), the StatefulSet and its Services after the release: with the name
+    // overridden, everything is `logstore` (StatefulSet serviceName `logstore-headless` = the headless Service's name).
+    // The release is `logstore` too (logstore.ts), so no fullnameOverride is needed.
+    nameOverride: SERVICES.logstore.name,
     loki: {
       // Spec "Endpoints": no authentication; single tenant.
       auth_enabled: false,
-      server: { http_listen_port: SERVICES.logstore.port, grpc_listen_port: 9095 },
-      commonConfig: { path_prefix: dataDir, replication_factor: 1 },
+      server: { http_listen_port: SERVICES.logstore.port },
+      commonConfig: { replication_factor: 1 },
       schemaConfig: {
         configs: [
           // Retention needs the tsdb index with a 24h period.
@@ -69,8 +82,8 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
       analytics: { reporting_enabled: false },
       storage: {
         type: "s3",
-        // One bucket for chunks, ruler and admin data: the stack has one bucket key (s3BucketLogstore).
-        bucketNames: { chunks: args.bucket, ruler: args.bucket, admin: args.bucket },
+        // One bucket for chunks and ruler data: the stack has one bucket key (s3BucketLogstore).
+        bucketNames: { chunks: args.bucket, ruler: args.bucket },
         s3: {
           endpoint,
           insecure,
@@ -81,42 +94,42 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
           secretAccessKey: `\${${S3_ENV.secretAccessKey}}`,
         },
       },
+      podSecurityContext: chartPodSecurityContext(IMAGE_IDENTITIES.loki, args.fixedUserIds),
+      containerSecurityContext: chartContainerSecurityContext(IMAGE_IDENTITIES.loki, args.fixedUserIds),
     },
+    // Loki never calls the Kubernetes API: no token in the pod, and (rules sidecar off, RBAC namespaced) no Role or
+    // ClusterRole at all. The chart's default ClusterRole reads every ConfigMap and Secret of the cluster.
+    serviceAccount: { automountServiceAccountToken: false },
+    defaults: { automountServiceAccountToken: false },
+    rbac: { namespaced: true },
+    sidecar: { rules: { enabled: false } },
+    // One replica: the chart runs exactly one monolith unless replicas > 1 (and refuses more without object storage).
     singleBinary: {
-      replicas: 1,
-      extraArgs: ["-config.expand-env=true"],
       extraEnvFrom: [{ secretRef: { name: args.credentialsSecretName } }],
+      resources: RESOURCES.logstore,
       persistence: {
         enabled: true,
         size: "10Gi",
         accessModes: ["ReadWriteOnce"],
         // null = the cluster's default storage class
         storageClass: args.storageClass ?? null,
+        // The chart's default deletes the claim with the StatefulSet: a destroy and re-create would lose the WAL and
+        // the compactor's state. Kept on delete and on scale-down (docs/lifecycle.md says how to remove it).
+        whenDeleted: "Retain",
+        whenScaled: "Retain",
       },
-      nodeSelector: { ...args.nodeSelector },
-      ...(args.podAnnotations ? { podAnnotations: { ...args.podAnnotations } } : {}),
+      // Scraped by the metrics server (`kubernetes-pods`): the ingestion-error alert reads Loki's own counters.
+      podAnnotations: { ...scrapeAnnotations(SERVICES.logstore.port, LOGSTORE_METRICS_PATH), ...(args.podAnnotations ?? {}) },
+      ...(args.podLabels ? { podLabels: { ...args.podLabels } } : {}),
     },
-    // Monolithic: every other target off.
-    backend: { replicas: 0 },
-    read: { replicas: 0 },
-    write: { replicas: 0 },
-    ingester: { replicas: 0 },
-    querier: { replicas: 0 },
-    queryFrontend: { replicas: 0 },
-    queryScheduler: { replicas: 0 },
-    distributor: { replicas: 0 },
-    compactor: { replicas: 0 },
-    indexGateway: { replicas: 0 },
-    bloomPlanner: { replicas: 0 },
-    bloomBuilder: { replicas: 0 },
-    bloomGateway: { replicas: 0 },
+    // Monolithic mode renders none of the scalable or distributed targets, whatever their replicas say.
     // No nginx gateway: clients talk to the `logstore` Service directly on 3100.
     gateway: { enabled: false },
     chunksCache: { enabled: false },
     resultsCache: { enabled: false },
+    memcached: { enabled: false },
     lokiCanary: { enabled: false },
     // Must be off when the canary is off (chart validate.yaml); v4 Charts skip hooks anyway.
     test: { enabled: false },
-    minio: { enabled: false },
   };
 }

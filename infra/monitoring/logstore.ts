@@ -26,7 +26,10 @@ export interface LogstoreArgs {
   /** Secret Output from `config.requireSecret`; only ever written into a Kubernetes Secret. */
   readonly s3Password: pulumi.Input<string>;
   readonly s3ClientImage: string;
-  readonly nodeSelector: Readonly<Record<string, string>>;
+  /** Labels of the log store and bucket Job pods (the platform label). */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `cluster:fixedUserIds`. */
+  readonly fixedUserIds: boolean;
   /** The cluster's DNS domain (`cluster:domain`), for the `url` output. */
   readonly clusterDomain: string;
   /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
@@ -90,7 +93,8 @@ export class Logstore extends pulumi.ComponentResource {
           bucket: args.bucket,
           credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
           scriptConfigMapName: BUCKET_SCRIPT_CONFIGMAP,
-          nodeSelector: args.nodeSelector,
+          podLabels: args.podLabels,
+          fixedUserIds: args.fixedUserIds,
           // The script is part of the Job's inputs: a changed script runs the Job again too.
           podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest, [digestAnnotation("script")]: scriptDigest },
         }),
@@ -124,8 +128,9 @@ export class Logstore extends pulumi.ComponentResource {
           bucket: args.bucket,
           credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
           storageClass: args.storageClass,
-          nodeSelector: args.nodeSelector,
           podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest },
+          podLabels: args.podLabels,
+          fixedUserIds: args.fixedUserIds,
         }),
       },
       // Spec "States and transitions": the log store release is deployed only after the bucket Job completed.

@@ -1,9 +1,18 @@
-// Helm values of the metrics server (prometheus-community Prometheus chart). Pure function.
+// Helm values of the metrics server (prometheus-community Prometheus chart 29.21.0, with its kube-state-metrics and
+// node-exporter subcharts). Pure function; rendered with the real chart in render.test.ts, which also checks that
+// every key here is read by a template.
+import { chartContainerSecurityContext, chartPodSecurityContext, IMAGE_IDENTITIES } from "./chart-security";
 import { SERVICES } from "./constants";
+import { RESOURCES } from "./resources";
 
 export interface MetricsValuesArgs {
   readonly storageClass?: string;
-  readonly nodeSelector: Readonly<Record<string, string>>;
+  /** The rule file the server loads (alert-rules.ts), as `serverFiles."alerting_rules.yml"`. */
+  readonly alertingRules: { readonly groups: readonly unknown[] };
+  /** Labels of every pod of the release (the platform label, so the collector ships their logs). */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `cluster:fixedUserIds`: run as `nobody` (65534) as the images are built, or let the cluster assign the ids. */
+  readonly fixedUserIds: boolean;
 }
 
 /** The spec's scrape jobs (chart >= 28 keys them by job name). */
@@ -20,27 +29,54 @@ export const SPEC_SCRAPE_JOBS = [
 /** Chart defaults that are not in the spec: the server's self-scrape, blackbox service probes, push gateway. */
 export const DISABLED_SCRAPE_JOBS = ["prometheus", "kubernetes-services", "prometheus-pushgateway"] as const;
 
+/** The spec's volume and retention time, and a size cap below the volume (WAL and compaction need headroom). */
+export const METRICS_STORAGE = { volume: "10Gi", retention: "15d", retentionSize: "8GB" } as const;
+
+/**
+ * kube-state-metrics collectors left out: Secrets and ConfigMaps. Their metrics are not used by any dashboard or
+ * alert, and collecting them takes list/watch on every Secret and ConfigMap of the cluster.
+ */
+export const KSM_EXCLUDED_COLLECTORS = ["secrets", "configmaps"] as const;
+
 export function buildMetricsValues(args: MetricsValuesArgs): Record<string, unknown> {
+  const nobody = IMAGE_IDENTITIES.nobody;
+  const containerSecurity = chartContainerSecurityContext(nobody, args.fixedUserIds);
+  const podSecurity = chartPodSecurityContext(nobody, args.fixedUserIds);
+  const labels = args.podLabels ? { podLabels: { ...args.podLabels } } : {};
   return {
     server: {
       // Service `metrics-server` on port 80 (spec "Services").
       fullnameOverride: SERVICES.metrics.name,
       service: { type: "ClusterIP", servicePort: SERVICES.metrics.port },
       replicaCount: 1,
-      retention: "15d",
+      retention: METRICS_STORAGE.retention,
+      // Without it the 10Gi volume can fill before 15 days are up and the server stops ingesting.
+      retentionSize: METRICS_STORAGE.retentionSize,
       persistentVolume: {
         enabled: true,
-        size: "10Gi",
-        accessModes: ["ReadWriteOnce"],
+        size: METRICS_STORAGE.volume,
         ...(args.storageClass ? { storageClass: args.storageClass } : {}),
       },
-      nodeSelector: { ...args.nodeSelector },
+      resources: RESOURCES.metricsServer,
+      securityContext: podSecurity,
+      containerSecurityContext: containerSecurity,
+      ...labels,
     },
+    configmapReload: { prometheus: { resources: RESOURCES.metricsConfigReloader, containerSecurityContext: containerSecurity } },
+    // Alert rules are evaluated by the server and shown on its /alerts page (no alert manager: spec).
+    serverFiles: { "alerting_rules.yml": args.alertingRules },
     alertmanager: { enabled: false },
     "prometheus-pushgateway": { enabled: false },
-    "kube-state-metrics": { enabled: true },
-    // DaemonSet on every node: no nodeSelector, or nodes go unmonitored.
-    "prometheus-node-exporter": { enabled: true },
+    "kube-state-metrics": {
+      enabled: true,
+      collectorsExclude: [...KSM_EXCLUDED_COLLECTORS],
+      resources: RESOURCES.kubeStateMetrics,
+      securityContext: podSecurity,
+      ...labels,
+    },
+    // DaemonSet on every node (the chart tolerates NoSchedule taints): no nodeSelector, or nodes go unmonitored.
+    // hostNetwork/hostPID and the host's / read-only are what node-exporter is for; it runs as nobody.
+    "prometheus-node-exporter": { enabled: true, resources: RESOURCES.nodeExporter, securityContext: podSecurity, ...labels },
     scrapeConfigs: Object.fromEntries([
       ...SPEC_SCRAPE_JOBS.map((job) => [job, { enabled: true }]),
       ...DISABLED_SCRAPE_JOBS.map((job) => [job, { enabled: false }]),

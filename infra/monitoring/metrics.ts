@@ -2,6 +2,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { retainRenderedOptions } from "../platform/retain";
+import { alertingRulesFile } from "./alert-rules";
 import { SERVICES } from "./constants";
 import { buildMetricsValues } from "./metrics-values";
 
@@ -10,7 +11,10 @@ export interface MetricsArgs {
   readonly chartPath: string;
   readonly version: string;
   readonly storageClass?: string;
-  readonly nodeSelector: Readonly<Record<string, string>>;
+  /** Labels of the release's pods (the platform label). */
+  readonly podLabels?: Readonly<Record<string, string>>;
+  /** `cluster:fixedUserIds`. */
+  readonly fixedUserIds: boolean;
 }
 
 export const METRICS_RELEASE = "metrics";
@@ -26,7 +30,7 @@ export class Metrics extends pulumi.ComponentResource {
         name: METRICS_RELEASE,
         chart: args.chartPath,
         namespace: args.namespace,
-        values: buildMetricsValues({ storageClass: args.storageClass, nodeSelector: args.nodeSelector }),
+        values: buildMetricsValues({ storageClass: args.storageClass, alertingRules: alertingRulesFile(), podLabels: args.podLabels, fixedUserIds: args.fixedUserIds }),
       },
       retainRenderedOptions({ parent: this }),
     );

@@ -1,5 +1,5 @@
 // Helm values builders, checked against the spec's tables row by row.
-import { buildCollectorValues } from "./collector-values";
+import { buildCollectorValues, COLLECTOR_STATE, DEFAULT_COLLECTOR_TOLERATIONS } from "./collector-values";
 import { LOGSTORE_API_PATHS, logstoreUrl, metricsUrl, realLogstorePath } from "./constants";
 import { buildLogstoreValues, s3EndpointParts } from "./logstore-values";
 import { buildMetricsValues, DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "./metrics-values";
@@ -13,7 +13,7 @@ const logstore = (over: Partial<Parameters<typeof buildLogstoreValues>[0]> = {})
     bucket: "logstore-chunks",
     credentialsSecretName: "logstore-s3-credentials",
     storageClass: "hostpath",
-    nodeSelector: {},
+    fixedUserIds: true,
     ...over,
   });
 
@@ -43,32 +43,36 @@ describe("log store values (Loki, monolithic)", () => {
   });
 
   test("write-ahead log and compactor directories live under the data directory on the volume", () => {
-    expect(v.loki.commonConfig.path_prefix).toBe("/var/loki");
     expect(v.loki.ingester.wal).toEqual({ enabled: true, dir: "/var/loki/wal" });
-    expect(v.loki.compactor.working_directory.startsWith(`${v.loki.commonConfig.path_prefix}/`)).toBe(true);
+    expect(v.loki.compactor.working_directory.startsWith("/var/loki/")).toBe(true);
   });
 
-  test("monolithic single replica, other targets and extras off, no auth, port 3100, service logstore", () => {
+  test("monolithic, extras off, no auth, port 3100, named logstore (the release and the chart's name)", () => {
     expect(v.deploymentMode).toBe("Monolithic");
-    expect(v.singleBinary.replicas).toBe(1);
     expect(v.loki.commonConfig.replication_factor).toBe(1);
-    for (const t of ["backend", "read", "write", "ingester", "querier", "queryFrontend", "queryScheduler", "distributor", "compactor", "indexGateway"]) {
-      expect(v[t]).toEqual({ replicas: 0 });
-    }
-    for (const t of ["gateway", "chunksCache", "resultsCache", "lokiCanary", "test", "minio"]) expect(v[t]).toEqual({ enabled: false });
+    for (const t of ["gateway", "chunksCache", "resultsCache", "memcached", "lokiCanary", "test"]) expect(v[t]).toEqual({ enabled: false });
     expect(v.loki.auth_enabled).toBe(false);
     expect(v.loki.server.http_listen_port).toBe(3100);
-    expect(v.fullnameOverride).toBe("logstore");
+    expect(v.nameOverride).toBe("logstore");
   });
 
-  test("10Gi ReadWriteOnce volume with logstoreStorageClass; omitted: cluster default", () => {
-    expect(v.singleBinary.persistence).toEqual({ enabled: true, size: "10Gi", accessModes: ["ReadWriteOnce"], storageClass: "hostpath" });
+  test("10Gi ReadWriteOnce volume with logstoreStorageClass (omitted: cluster default), kept on delete and scale-down", () => {
+    expect(v.singleBinary.persistence).toEqual({ enabled: true, size: "10Gi", accessModes: ["ReadWriteOnce"], storageClass: "hostpath", whenDeleted: "Retain", whenScaled: "Retain" });
     expect(logstore({ storageClass: undefined }).singleBinary.persistence.storageClass).toBeNull();
+  });
+
+  test("no rules sidecar, namespaced RBAC, no API token; non-root with the cluster's ids when it assigns them", () => {
+    expect(v.sidecar).toEqual({ rules: { enabled: false } });
+    expect(v.rbac).toEqual({ namespaced: true });
+    expect(v.defaults.automountServiceAccountToken).toBe(false);
+    expect(v.loki.podSecurityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 10001 });
+    const assigned = logstore({ fixedUserIds: false }).loki.podSecurityContext;
+    expect(assigned).toMatchObject({ runAsNonRoot: true, runAsUser: null, runAsGroup: null, fsGroup: null });
   });
 
   test("S3 storage: tsdb v13 with a 24h index (needed for retention), bucket, path-style, plain HTTP in cluster", () => {
     expect(v.loki.schemaConfig.configs[0]).toMatchObject({ store: "tsdb", object_store: "s3", schema: "v13", index: { period: "24h" } });
-    expect(v.loki.storage.bucketNames).toEqual({ chunks: "logstore-chunks", ruler: "logstore-chunks", admin: "logstore-chunks" });
+    expect(v.loki.storage.bucketNames).toEqual({ chunks: "logstore-chunks", ruler: "logstore-chunks" });
     expect(v.loki.storage.s3).toMatchObject({ endpoint: "objectstore.app-shaide.svc.cluster.local:9000", insecure: true, s3ForcePathStyle: true });
     expect(s3EndpointParts("https://s3.example.com")).toEqual({ endpoint: "s3.example.com:443", insecure: false });
   });
@@ -76,7 +80,8 @@ describe("log store values (Loki, monolithic)", () => {
   test("S3 credentials stay out of the rendered config: env references expanded by Loki from a Secret", () => {
     expect(v.loki.storage.s3.accessKeyId).toBe("${AWS_ACCESS_KEY_ID}");
     expect(v.loki.storage.s3.secretAccessKey).toBe("${AWS_SECRET_ACCESS_KEY}");
-    expect(v.singleBinary.extraArgs).toContain("-config.expand-env=true");
+    // The chart passes -config.expand-env=true itself: the values must not add it a second time.
+    expect(v.singleBinary.extraArgs).toBeUndefined();
     expect(v.singleBinary.extraEnvFrom).toEqual([{ secretRef: { name: "logstore-s3-credentials" } }]);
   });
 });
@@ -90,7 +95,7 @@ describe("spec endpoints map onto Loki's API", () => {
 });
 
 describe("viewer values (Grafana)", () => {
-  const base = { adminSecretName: "viewer-admin", metricsEnabled: true, nodeSelector: {}, clusterDomain: "cluster.local" };
+  const base = { adminSecretName: "viewer-admin", metricsEnabled: true, clusterDomain: "cluster.local", fixedUserIds: true };
   test("log store is the default datasource with a fixed uid; metrics second when enabled", () => {
     const ds = (buildViewerValues(base) as Obj).datasources["datasources.yaml"].datasources;
     expect(ds[0]).toMatchObject({ type: "loki", uid: "logstore", url: "http://logstore.monitoring.svc.cluster.local:3100", isDefault: true });
@@ -115,6 +120,8 @@ describe("viewer values (Grafana)", () => {
   test("dashboards sidecar watches grafana_dashboard=1 ConfigMaps; service viewer:80 ClusterIP; stateless", () => {
     const v = buildViewerValues(base) as Obj;
     expect(v.sidecar.dashboards).toMatchObject({ enabled: true, label: "grafana_dashboard", labelValue: "1", resource: "configmap" });
+    // The chart's RBAC would let the sidecar read Secrets: the stack binds its own ConfigMap-only Role (viewer-rbac.ts).
+    expect(v.rbac).toEqual({ create: false });
     expect(v.fullnameOverride).toBe("viewer");
     expect(v.service).toEqual({ type: "ClusterIP", port: 80 });
     expect(v.persistence).toEqual({ enabled: false });
@@ -134,35 +141,45 @@ describe("viewer values (Grafana)", () => {
 });
 
 describe("collector values (Alloy)", () => {
-  const v = buildCollectorValues("ai-platform.io", "cluster.local") as Obj;
-  test("DaemonSet named collector, API-based (no host mounts), chart RBAC, no usage reporting", () => {
-    expect(v.controller).toEqual({ type: "daemonset" });
+  const v = buildCollectorValues({ labelDomain: "ai-platform.io", clusterDomain: "cluster.local", tolerations: DEFAULT_COLLECTOR_TOLERATIONS }) as Obj;
+  test("DaemonSet named collector, API-based (no log mounts), minimal RBAC, no usage reporting", () => {
+    expect(v.controller.type).toBe("daemonset");
     expect(v.fullnameOverride).toBe("collector");
-    expect(v.alloy.mounts).toEqual({ varlog: false, dockercontainers: false });
-    expect(v.rbac).toEqual({ create: true });
+    expect(v.alloy.mounts).toMatchObject({ varlog: false, dockercontainers: false });
+    expect(v.rbac.rules.flatMap((r: Obj) => r.resources)).toEqual(["pods", "pods/log"]);
     expect(v.alloy.enableReporting).toBe(false);
     expect(v.alloy.configMap.content).toContain('loki.source.kubernetes "platform_pods"');
   });
   test("the config survives the chart's tpl pass (no template braces)", () => {
     expect(v.alloy.configMap.content).not.toMatch(/\{\{|\}\}/);
   });
+
+  test("tolerations as configured (default: every NoSchedule taint), positions on a node directory", () => {
+    expect(v.controller.tolerations).toEqual([{ operator: "Exists", effect: "NoSchedule" }]);
+    const custom = buildCollectorValues({ labelDomain: "ai-platform.io", clusterDomain: "cluster.local", tolerations: [{ key: "gpu", operator: "Exists" }] }) as Obj;
+    expect(custom.controller.tolerations).toEqual([{ key: "gpu", operator: "Exists" }]);
+    expect(v.alloy.storagePath).toBe(COLLECTOR_STATE.mountPath);
+    expect(v.controller.volumes.extra[0].hostPath.path).toBe(COLLECTOR_STATE.hostPath);
+  });
 });
 
 describe("metrics values (Prometheus)", () => {
-  const v = buildMetricsValues({ storageClass: "standard", nodeSelector: {} }) as Obj;
-  test("single server, retention 15d, 10Gi with metricsStorageClass, service metrics-server:80", () => {
+  const rules = { groups: [] };
+  const v = buildMetricsValues({ storageClass: "standard", alertingRules: rules, fixedUserIds: true }) as Obj;
+  test("single server, retention 15d and 8GB, 10Gi with metricsStorageClass, service metrics-server:80", () => {
     expect(v.server.replicaCount).toBe(1);
     expect(v.server.retention).toBe("15d");
-    expect(v.server.persistentVolume).toEqual({ enabled: true, size: "10Gi", accessModes: ["ReadWriteOnce"], storageClass: "standard" });
-    expect(buildMetricsValues({ nodeSelector: {} }) as Obj).not.toHaveProperty("server.persistentVolume.storageClass");
+    expect(v.server.retentionSize).toBe("8GB");
+    expect(v.server.persistentVolume).toEqual({ enabled: true, size: "10Gi", storageClass: "standard" });
+    expect(buildMetricsValues({ alertingRules: rules, fixedUserIds: true }) as Obj).not.toHaveProperty("server.persistentVolume.storageClass");
     expect(v.server.fullnameOverride).toBe("metrics-server");
     expect(v.server.service).toEqual({ type: "ClusterIP", servicePort: 80 });
   });
   test("alert manager and push gateway off; kube-state-metrics and node-exporter on", () => {
     expect(v.alertmanager).toEqual({ enabled: false });
     expect(v["prometheus-pushgateway"]).toEqual({ enabled: false });
-    expect(v["kube-state-metrics"]).toEqual({ enabled: true });
-    expect(v["prometheus-node-exporter"]).toEqual({ enabled: true });
+    expect(v["kube-state-metrics"]).toMatchObject({ enabled: true, collectorsExclude: ["secrets", "configmaps"] });
+    expect(v["prometheus-node-exporter"]).toMatchObject({ enabled: true });
   });
   test("exactly the spec's scrape jobs are enabled", () => {
     const enabled = Object.entries(v.scrapeConfigs as Record<string, { enabled: boolean }>).filter(([, c]) => c.enabled).map(([k]) => k);

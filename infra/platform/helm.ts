@@ -50,13 +50,16 @@ export function findChartArchive(component: string, version: string): string | u
 
 export type Manifest = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; [k: string]: unknown }; [k: string]: unknown };
 
-/** `helm template <release> <archive> --namespace <ns> -f values.yaml`, parsed; throws with helm's message. */
+/**
+ * `helm template <release> <archive> --namespace <ns> --include-crds -f values.yaml`, parsed; throws with helm's
+ * message. CRDs are included because a Pulumi v4 Chart installs a chart's CRDs too (unless `skipCrds`).
+ */
 export function helmTemplate(helm: string, archive: string, release: string, namespace: string, values: unknown): Manifest[] {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "helm-values-"));
   try {
     const file = path.join(dir, "values.yaml");
     fs.writeFileSync(file, stringify(values));
-    const r = spawnSync(helm, ["template", release, archive, "--namespace", namespace, "--values", file], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+    const r = spawnSync(helm, ["template", release, archive, "--namespace", namespace, "--include-crds", "--values", file], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
     if (r.status !== 0) throw new Error(`helm template ${release} failed: ${r.stderr.trim()}`);
     return parseAllDocuments(r.stdout)
       .map((d) => d.toJS() as Manifest | null)
@@ -84,4 +87,40 @@ export function describeWithCharts(
     return;
   }
   describe(name, () => fn({ helm, archive: (component) => archives.get(component) as string }));
+}
+
+/**
+ * The defaults of a chart archive: its values.yaml, with each bundled subchart's values.yaml under the subchart's
+ * name (its alias where the parent gives one), as Helm merges them.
+ */
+export function chartDefaults(archive: string): Record<string, unknown> {
+  const list = spawnSync("tar", ["-tzf", archive], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  if (list.status !== 0) throw new Error(`cannot list ${archive}: ${list.stderr}`);
+  const read = (entry: string): Record<string, unknown> => {
+    const r = spawnSync("tar", ["-xzOf", archive, entry], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+    if (r.status !== 0) throw new Error(`cannot read ${entry} from ${archive}`);
+    return (parseAllDocuments(r.stdout)[0]?.toJS() ?? {}) as Record<string, unknown>;
+  };
+  const entries = list.stdout.split("\n");
+  const root = entries.find((e) => /^[^/]+\/values\.yaml$/.test(e));
+  if (!root) throw new Error(`${archive} has no values.yaml`);
+  const defaults = read(root);
+  const chartYaml = read(root.replace(/values\.yaml$/, "Chart.yaml")) as { dependencies?: { name: string; alias?: string }[] };
+  for (const dep of chartYaml.dependencies ?? []) {
+    const entry = entries.find((e) => e === `${root.split("/")[0]}/charts/${dep.name}/values.yaml`);
+    const key = dep.alias ?? dep.name;
+    if (entry) defaults[key] = deepMerge(read(entry), (defaults[key] as Record<string, unknown> | undefined) ?? {});
+  }
+  return defaults;
+}
+
+function isMap(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** `over` merged into `base`, maps recursively, everything else replaced (Helm's coalescing of values). */
+export function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) out[k] = isMap(v) && isMap(out[k]) ? deepMerge(out[k] as Record<string, unknown>, v) : v;
+  return out;
 }

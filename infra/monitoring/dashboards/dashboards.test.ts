@@ -1,9 +1,12 @@
-// The six dashboards: titles, datasources, real panels, and every expression parsed by the official grammars.
+// The dashboards: titles, datasources, real panels, every expression parsed by the official grammars, every metric
+// one its exporter really exposes, and the queries that had bugs evaluated by the real promtool on synthetic series.
 import { parser as logqlParser } from "@grafana/lezer-logql";
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { dashboardJson, selectDashboards } from "../dashboards";
-import { logDashboards, metricsDashboards } from "./definitions";
+import { ERROR_LINE_REGEX, gatewayDashboard, logDashboards, metricsDashboards, podResourcesDashboard } from "./definitions";
+import { referencedMetrics, sourceOf } from "./metric-catalogue";
 import type { Dashboard } from "./model";
+import { promtool, withPromtool } from "../promtool-testing";
 
 type Tree = ReturnType<typeof logqlParser.parse>;
 
@@ -25,7 +28,7 @@ const exprs = (d: Dashboard) => d.panels.flatMap((p) => p.targets.map((t) => t.e
 const all = [...logDashboards(), ...metricsDashboards()];
 
 describe("dashboards", () => {
-  test("the six dashboards of the spec plus the gateway's, with unique uids", () => {
+  test("the six dashboards of the spec plus the gateway's and the model servers', with unique uids", () => {
     expect(all.map((d) => d.title)).toEqual([
       "AI Platform · Overview",
       "AI Platform · Error Explorer",
@@ -34,10 +37,11 @@ describe("dashboards", () => {
       "Cluster · Node Metrics",
       "Cluster · Pod Resource Usage",
       "AI Platform · Gateway",
+      "AI Platform · Model Serving",
     ]);
-    expect(new Set(all.map((d) => d.uid)).size).toBe(7);
+    expect(new Set(all.map((d) => d.uid)).size).toBe(8);
     expect(selectDashboards(false)).toHaveLength(4);
-    expect(selectDashboards(true)).toHaveLength(7);
+    expect(selectDashboards(true)).toHaveLength(8);
   });
 
   test.each(logDashboards().map((d) => [d.title, d] as const))("%s: log store datasource, LogQL parses, scoped to platform", (_t, d) => {
@@ -59,6 +63,87 @@ describe("dashboards", () => {
   test.each(metricsDashboards().map((d) => [d.title, d] as const))("%s: metrics datasource, PromQL parses", (_t, d) => {
     for (const p of d.panels) expect(p.datasource).toEqual({ type: "prometheus", uid: "metrics" });
     for (const e of exprs(d)) expect({ e, errors: errors(promqlParser.parse(e)) }).toEqual({ e, errors: 0 });
+  });
+
+  test.each(metricsDashboards().map((d) => [d.title, d] as const))("%s: every metric is one its exporter exposes", (_t, d) => {
+    for (const e of exprs(d)) {
+      const metrics = referencedMetrics(e);
+      expect(metrics.length).toBeGreaterThan(0);
+      for (const m of metrics) expect({ e, m, known: sourceOf(m) !== undefined }).toEqual({ e, m, known: true });
+    }
+  });
+
+  test("the catalogue does reject an unknown or misspelt metric (the check can fail)", () => {
+    expect(sourceOf("vllm:gpu_cache_usage_perc")).toBeUndefined();
+    expect(sourceOf("gateway_request_total")).toBeUndefined();
+    expect(sourceOf("vllm:time_to_first_token_seconds_bucket")?.exposedBy).toMatch(/vLLM/);
+    expect(sourceOf("gateway_requests_total")?.reference).toBe("gateway/src/observability/metrics.ts");
+  });
+
+  test("rows: the gateway and model-serving dashboards repeat a row per selected model", () => {
+    for (const d of [gatewayDashboard(), ...metricsDashboards().filter((x) => x.uid === "ai-platform-model-serving")]) {
+      const rows = d.panels.filter((p) => p.type === "row");
+      const repeated = rows.find((p) => p.repeat === "model");
+      expect(repeated?.title).toBe("Model $model");
+      const v = d.templating.list.find((x) => x.name === "model");
+      expect(v).toMatchObject({ multi: true, includeAll: true });
+      // The panels after the repeated row select that one model exactly.
+      const after = d.panels.slice(d.panels.indexOf(repeated as (typeof d.panels)[number]) + 1);
+      expect(after.length).toBeGreaterThan(3);
+      for (const p of after) for (const t of p.targets) expect(t.expr).toMatch(/model(_name)?="\$model"/);
+    }
+  });
+
+  test("the error filter matches error lines of every component, not errorCode keys or lower pino levels", () => {
+    // LogQL's regex is RE2: `(?i)` becomes the i flag; the constructs used (\b, \s, ^) mean the same in JS.
+    const re = new RegExp(ERROR_LINE_REGEX.replace(/^\(\?i\)/, ""), "i");
+    const errors = [
+      '{"level":50,"time":"2026-01-01T00:00:00Z","service":"gateway","msg":"upstream failed"}',
+      '{"level":60,"msg":"fatal"}',
+      '{"level":"error","ts":"2026-01-01T00:00:00Z","msg":"failed to refresh metrics"}',
+      'level=error ts=2026-01-01T00:00:00Z caller=flush.go msg="failed to flush"',
+      'time=2026-01-01T00:00:00Z level=ERROR source=main.go msg="opening storage failed"',
+      "ERROR 07-10 12:00:00 [engine.py:123] EngineCore failed to start.",
+      "Traceback (most recent call last):",
+      "panic: runtime error: invalid memory address",
+    ];
+    const others = [
+      '{"level":30,"msg":"request","status":429,"errorCode":"model_saturated"}',
+      '{"level":40,"msg":"retrying","errorCode":"upstream_reset"}',
+      'level=info msg="no error found"',
+      "INFO 07-10 12:00:00 [api_server.py:1] Started server process",
+      '{"level":"info","msg":"error budget ok"}',
+    ];
+    for (const l of errors) expect({ l, match: re.test(l) }).toEqual({ l, match: true });
+    for (const l of others) expect({ l, match: re.test(l) }).toEqual({ l, match: false });
+  });
+
+  withPromtool("fixed queries, evaluated by promtool: not-ready pods skip finished Job pods; ready replicas are not multiplied by gateway pods", () => {
+    const notReady = podResourcesDashboard().panels.find((p) => p.title === "Pods not ready")?.targets[0]?.expr as string;
+    const ready = gatewayDashboard().panels.find((p) => p.title === "Ready replicas and requests in flight")?.targets[0]?.expr as string;
+    const anything = (e: string) => e.replace(/\$\w+/g, ".*");
+    const tests = [
+      {
+        interval: "1m",
+        input_series: [
+          // A running pod not ready, a ready one, and the bucket Job's completed pod (Ready false, phase Succeeded).
+          { series: 'kube_pod_status_ready{namespace="app", pod="web-1", condition="false"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="app", pod="web-1", phase="Running"}', values: "1x5" },
+          { series: 'kube_pod_status_ready{namespace="app", pod="web-2", condition="false"}', values: "0x5" },
+          { series: 'kube_pod_status_phase{namespace="app", pod="web-2", phase="Running"}', values: "1x5" },
+          { series: 'kube_pod_status_ready{namespace="monitoring", pod="logstore-create-bucket-x", condition="false"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Succeeded"}', values: "1x5" },
+          { series: 'kube_pod_status_phase{namespace="monitoring", pod="logstore-create-bucket-x", phase="Running"}', values: "0x5" },
+          // Two gateway pods each see the same two ready replicas of model m.
+          ...["gw-1", "gw-2"].flatMap((gw) => ["http://10.0.0.1:8000", "http://10.0.0.2:8000"].map((replica) => ({ series: `gateway_replica_ready{model="m", replica="${replica}", pod="${gw}"}`, values: "1x5" }))),
+        ],
+        promql_expr_test: [
+          { expr: anything(notReady), eval_time: "2m", exp_samples: [{ labels: "{}", value: 1 }] },
+          { expr: anything(ready), eval_time: "2m", exp_samples: [{ labels: '{model="m"}', value: 2 }] },
+        ],
+      },
+    ];
+    expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
   test("the grammars do reject broken expressions (the check can fail)", () => {

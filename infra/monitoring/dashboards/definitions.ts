@@ -4,8 +4,14 @@ import { PLATFORM_NAME } from "../../platform/labels";
 import { type Dashboard, dashboard, variable } from "./model";
 
 const PLATFORM = `platform="${PLATFORM_NAME}"`;
-/** Case-insensitive line filter for error lines (RE2 syntax as LogQL uses). */
-const ERROR_FILTER = `|~ "(?i)(level=error|\\"level\\":\\"error\\"|error|exception|fatal|panic|traceback)"`;
+/**
+ * Error lines (RE2, as LogQL runs it): a level field of error severity in logfmt (`level=error`, Loki, Alloy,
+ * Grafana, Prometheus) or JSON (`"level":"error"` from the endpoint pickers; pino's numeric `"level":50` and `60`
+ * from the gateway), a line that starts with the level (vLLM's `ERROR 07-10 …`), a Python traceback or a Go panic.
+ * Not a bare "error" anywhere: the gateway's request lines carry `errorCode` keys for refused requests (401, 429).
+ */
+export const ERROR_LINE_REGEX = String.raw`(?i)(\blevel="?(error|fatal|critical|panic)\b|"level":\s*"?(error|fatal|critical|panic|50|60)\b|^(error|critical|fatal)\b|traceback \(most recent call last\)|\bpanic:)`;
+const ERROR_FILTER = `|~ ${JSON.stringify(ERROR_LINE_REGEX)}`;
 
 export function overviewDashboard(): Dashboard {
   return dashboard({
@@ -126,6 +132,10 @@ export function servingLogExplorerDashboard(): Dashboard {
   });
 }
 
+/** The GPU panels' data comes from an exporter the platform does not deploy; the panels say so. */
+const DCGM_NOTE =
+  "From the NVIDIA DCGM exporter (DCGM_FI_* metrics), which the platform does NOT deploy: install it (e.g. with the NVIDIA GPU Operator) with a prometheus.io/scrape annotation on its pods or Service, or this panel stays empty. No data on nodes without GPUs.";
+
 export function nodeMetricsDashboard(): Dashboard {
   const inst = `instance=~"$instance"`;
   const fs = `fstype!~"tmpfs|overlay|squashfs", ${inst}`;
@@ -170,15 +180,15 @@ export function nodeMetricsDashboard(): Dashboard {
       },
       {
         type: "timeseries",
-        title: "GPU utilisation",
-        description: "From the NVIDIA DCGM exporter; no data on nodes without GPUs.",
+        title: "GPU utilisation (needs a DCGM exporter)",
+        description: DCGM_NOTE,
         exprs: [{ expr: `avg by (Hostname, gpu) (DCGM_FI_DEV_GPU_UTIL)`, legend: "{{Hostname}} GPU {{gpu}}" }],
         unit: "percent",
       },
       {
         type: "timeseries",
-        title: "GPU memory used",
-        description: "From the NVIDIA DCGM exporter; no data on nodes without GPUs.",
+        title: "GPU memory used (needs a DCGM exporter)",
+        description: DCGM_NOTE,
         exprs: [{ expr: `sum by (Hostname, gpu) (DCGM_FI_DEV_FB_USED) / sum by (Hostname, gpu) (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)`, legend: "{{Hostname}} GPU {{gpu}}" }],
         unit: "percentunit",
         w: 24,
@@ -219,24 +229,31 @@ export function podResourcesDashboard(): Dashboard {
       {
         type: "stat",
         title: "Pods not ready",
-        exprs: [{ expr: `sum(kube_pod_status_ready{condition="false", ${sel}})` }],
+        description: "Running or Pending pods whose Ready condition is false. Completed and failed pods (a finished Job's) are not counted.",
+        exprs: [{ expr: `sum(kube_pod_status_ready{condition="false", ${sel}} and on (namespace, pod) (kube_pod_status_phase{phase=~"Pending|Running", ${sel}} == 1)) or vector(0)` }],
       },
     ],
   });
 }
 
+/** p50, p90 and p99 of a histogram, summed over the pods that report it, by `by`. */
+function quantiles(metric: string, by: string, selector: string) {
+  return [0.5, 0.9, 0.99].map((q) => ({
+    expr: `histogram_quantile(${q}, sum by (le, ${by}) (rate(${metric}_bucket{${selector}}[5m])))`,
+    legend: `p${q * 100} {{${by}}}`,
+  }));
+}
+
 /**
  * The gateway's own metrics (gateway/src/observability/metrics.ts), scraped from its pods by the
- * `kubernetes-pods` job through the prometheus.io annotations.
+ * `kubernetes-pods` job through the prometheus.io annotations. The top panels compare the models; below them one row
+ * per model selected in `$model` (Grafana repeats it) shows that model alone.
  */
 export function gatewayDashboard(): Dashboard {
   const m = `model=~"$model"`;
   const inference = `endpoint=~"/v1/chat/completions|/v1/embeddings", ${m}`;
-  const quantiles = (metric: string, by: string) =>
-    [0.5, 0.9, 0.99].map((q) => ({
-      expr: `histogram_quantile(${q}, sum by (le, ${by}) (rate(${metric}_bucket{${m}}[5m])))`,
-      legend: `p${q * 100} {{${by}}}`,
-    }));
+  // One row per model: inside it `$model` is that model alone.
+  const one = `model="$model"`;
   return dashboard({
     uid: "ai-platform-gateway",
     title: "AI Platform · Gateway",
@@ -244,6 +261,7 @@ export function gatewayDashboard(): Dashboard {
     kind: "metrics",
     variables: [variable("metrics", "model", "Model", { label: "model", selector: "gateway_models_ready" })],
     panels: [
+      { type: "row", title: "All models", exprs: [] },
       { type: "timeseries", title: "Requests per second by model", exprs: [{ expr: `sum by (model) (rate(gateway_requests_total{${inference}}[5m]))`, legend: "{{model}}" }], unit: "reqps" },
       {
         type: "timeseries",
@@ -251,9 +269,9 @@ export function gatewayDashboard(): Dashboard {
         exprs: [{ expr: `sum by (status) (rate(gateway_requests_total{status!~"2..", ${m}}[5m]))`, legend: "{{status}}" }],
         unit: "reqps",
       },
-      { type: "timeseries", title: "Time to first token (streams)", exprs: quantiles("gateway_time_to_first_token_seconds", "model"), unit: "s" },
-      { type: "timeseries", title: "Request latency", exprs: quantiles("gateway_request_duration_seconds", "model"), unit: "s" },
-      { type: "timeseries", title: "Inter-token latency", exprs: quantiles("gateway_inter_token_latency_seconds", "model"), unit: "s" },
+      { type: "timeseries", title: "Time to first token (streams)", exprs: quantiles("gateway_time_to_first_token_seconds", "model", m), unit: "s" },
+      { type: "timeseries", title: "Request latency", exprs: quantiles("gateway_request_duration_seconds", "model", m), unit: "s" },
+      { type: "timeseries", title: "Inter-token latency", exprs: quantiles("gateway_inter_token_latency_seconds", "model", m), unit: "s" },
       {
         type: "timeseries",
         title: "Tokens per second by model",
@@ -263,15 +281,16 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Saturated replicas (share)",
-        description: "Share of a model's replicas at their concurrency cap or load thresholds; at 1 new requests get 429.",
-        exprs: [{ expr: `sum by (model) (gateway_replica_saturated{${m}}) / count by (model) (gateway_replica_saturated{${m}})`, legend: "{{model}}" }],
+        description: "Share of a model's replicas at their concurrency cap or load thresholds; at 1 new requests get 429. Every gateway pod reports every replica: the share is the same on each, so it is averaged.",
+        exprs: [{ expr: `avg by (model) (gateway_replica_saturated{${m}})`, legend: "{{model}}" }],
         unit: "percentunit",
       },
       {
         type: "timeseries",
         title: "Ready replicas and requests in flight",
+        description: "Ready replicas counted once each (a replica is ready when any gateway pod sees it ready), not once per gateway pod.",
         exprs: [
-          { expr: `sum by (model) (gateway_replica_ready{${m}})`, legend: "{{model}} ready replicas" },
+          { expr: `sum by (model) (max by (model, replica) (gateway_replica_ready{${m}}))`, legend: "{{model}} ready replicas" },
           { expr: `sum by (model) (gateway_requests_in_flight{${m}})`, legend: "{{model}} in flight" },
         ],
       },
@@ -281,6 +300,126 @@ export function gatewayDashboard(): Dashboard {
         exprs: [{ expr: `sum by (key, limit) (rate(gateway_rate_limit_refusals_total[5m]))`, legend: "{{key}} {{limit}}" }],
         unit: "reqps",
         w: 24,
+      },
+      { type: "row", title: "Model $model", repeat: "model", exprs: [] },
+      {
+        type: "timeseries",
+        title: "Requests per second by status",
+        exprs: [{ expr: `sum by (status) (rate(gateway_requests_total{${one}}[5m]))`, legend: "{{status}}" }],
+        unit: "reqps",
+        w: 8,
+      },
+      { type: "timeseries", title: "Time to first token", exprs: quantiles("gateway_time_to_first_token_seconds", "model", one), unit: "s", w: 8 },
+      { type: "timeseries", title: "Time between tokens", exprs: quantiles("gateway_inter_token_latency_seconds", "model", one), unit: "s", w: 8 },
+      {
+        type: "timeseries",
+        title: "Replicas: ready, saturated, requests in flight",
+        exprs: [
+          { expr: `max by (replica) (gateway_replica_ready{${one}})`, legend: "ready {{replica}}" },
+          { expr: `max by (replica) (gateway_replica_saturated{${one}})`, legend: "saturated {{replica}}" },
+          { expr: `sum by (replica) (gateway_replica_in_flight{${one}})`, legend: "in flight {{replica}}" },
+        ],
+        w: 12,
+      },
+      {
+        type: "timeseries",
+        title: "Tokens per second",
+        exprs: [{ expr: `sum by (type) (rate(gateway_tokens_total{${one}}[5m]))`, legend: "{{type}}" }],
+        unit: "short",
+        w: 12,
+      },
+    ],
+  });
+}
+
+/**
+ * The model servers themselves (vLLM's metrics, from the pods the scrape annotations expose: see
+ * infra/monitoring/serving-observability.ts) and their endpoint pickers. `$model` is vLLM's `model_name` (the
+ * served model name, the id clients send); one row per selected model, panels per pod inside it.
+ */
+export function modelServingDashboard(): Dashboard {
+  const one = `model_name="$model"`;
+  const byPod = (metric: string) => `sum by (pod) (${metric}{${one}})`;
+  return dashboard({
+    uid: "ai-platform-model-serving",
+    title: "AI Platform · Model Serving",
+    tags: ["ai-platform", "metrics", "serving"],
+    kind: "metrics",
+    variables: [variable("metrics", "model", "Model", { label: "model_name", selector: "vllm:num_requests_running" })],
+    panels: [
+      { type: "row", title: "Endpoint pickers", exprs: [] },
+      {
+        type: "timeseries",
+        title: "Ready pods per pool",
+        description: "Model-server pods each endpoint picker (InferencePool gaie-<slug>) can route to.",
+        exprs: [{ expr: "max by (name) (inference_pool_ready_pods)", legend: "{{name}}" }],
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Average queue per pool",
+        exprs: [{ expr: "max by (name) (inference_pool_average_queue_size)", legend: "{{name}}" }],
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Average KV-cache use per pool",
+        exprs: [{ expr: "max by (name) (inference_pool_average_kv_cache_utilization)", legend: "{{name}}" }],
+        unit: "percentunit",
+        w: 8,
+      },
+      { type: "row", title: "Model $model", repeat: "model", exprs: [] },
+      {
+        type: "timeseries",
+        title: "Requests running and waiting",
+        description: "Per pod. Waiting above 0 for long: the pod is at --max-num-seqs or out of KV cache.",
+        exprs: [
+          { expr: byPod("vllm:num_requests_running"), legend: "running {{pod}}" },
+          { expr: byPod("vllm:num_requests_waiting"), legend: "waiting {{pod}}" },
+        ],
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "KV-cache usage",
+        description: "Share of the KV-cache blocks in use, per pod (0–1). Near 1: requests queue or are preempted (alert KVCacheSaturated at 0.9).",
+        exprs: [{ expr: `max by (pod) (vllm:kv_cache_usage_perc{${one}})`, legend: "{{pod}}" }],
+        unit: "percentunit",
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Prefix-cache hit rate",
+        description: "Share of prompt tokens found in the prefix cache, per pod: the endpoint picker's prefix-aware routing shows here.",
+        exprs: [{ expr: `sum by (pod) (rate(vllm:prefix_cache_hits_total{${one}}[5m])) / sum by (pod) (rate(vllm:prefix_cache_queries_total{${one}}[5m]))`, legend: "{{pod}}" }],
+        unit: "percentunit",
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Time to first token",
+        description: "At the model server (queueing and prefill), p50/p90/p99 over its pods; alert TimeToFirstTokenSLO at p90 > 2 s.",
+        exprs: quantiles("vllm:time_to_first_token_seconds", "model_name", one),
+        unit: "s",
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Inter-token latency",
+        exprs: quantiles("vllm:inter_token_latency_seconds", "model_name", one),
+        unit: "s",
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Tokens per second",
+        description: "Prompt tokens processed and tokens generated, per pod.",
+        exprs: [
+          { expr: `sum by (pod) (rate(vllm:prompt_tokens_total{${one}}[5m]))`, legend: "prompt {{pod}}" },
+          { expr: `sum by (pod) (rate(vllm:generation_tokens_total{${one}}[5m]))`, legend: "generated {{pod}}" },
+        ],
+        unit: "short",
+        w: 8,
       },
     ],
   });
@@ -293,5 +432,5 @@ export function logDashboards(): Dashboard[] {
 
 /** Dashboards deployed when `dashboards` and `metrics` are enabled. */
 export function metricsDashboards(): Dashboard[] {
-  return [nodeMetricsDashboard(), podResourcesDashboard(), gatewayDashboard()];
+  return [nodeMetricsDashboard(), podResourcesDashboard(), gatewayDashboard(), modelServingDashboard()];
 }

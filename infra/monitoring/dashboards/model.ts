@@ -22,7 +22,7 @@ export interface Target {
 
 export interface Panel {
   readonly id: number;
-  readonly type: "timeseries" | "logs" | "stat" | "table";
+  readonly type: "timeseries" | "logs" | "stat" | "table" | "row";
   readonly title: string;
   readonly description?: string;
   readonly datasource: DatasourceRef;
@@ -30,6 +30,10 @@ export interface Panel {
   readonly targets: Target[];
   readonly fieldConfig: { defaults: Record<string, unknown>; overrides: unknown[] };
   readonly options: Record<string, unknown>;
+  /** Rows: the variable the row is repeated for (one row per selected value), and the (empty) collapsed panel list. */
+  readonly repeat?: string;
+  readonly collapsed?: false;
+  readonly panels?: [];
 }
 
 export interface Variable {
@@ -64,6 +68,8 @@ export interface PanelSpec {
   readonly type: Panel["type"];
   readonly title: string;
   readonly description?: string;
+  /** Rows only: repeat the row, and the panels below it up to the next row, once per value of this variable. */
+  readonly repeat?: string;
   readonly exprs: readonly { expr: string; legend?: string }[];
   readonly unit?: string;
   /** Width in grid columns (of 24); panels flow left to right, then wrap. */
@@ -78,6 +84,28 @@ export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): 
   let y = 0;
   let rowHeight = 0;
   return specs.map((spec, i) => {
+    if (spec.type === "row") {
+      // A row spans the grid on a line of its own; the panels after it belong to it.
+      y += rowHeight;
+      const row: Panel = {
+        id: i + 1,
+        type: "row",
+        title: spec.title,
+        ...(spec.description ? { description: spec.description } : {}),
+        datasource: ds,
+        gridPos: { x: 0, y, w: 24, h: 1 },
+        targets: [],
+        fieldConfig: { defaults: {}, overrides: [] },
+        options: {},
+        ...(spec.repeat ? { repeat: spec.repeat } : {}),
+        collapsed: false,
+        panels: [],
+      };
+      x = 0;
+      y += 1;
+      rowHeight = 0;
+      return row;
+    }
     const w = spec.w ?? 12;
     const h = spec.h ?? (spec.type === "logs" ? 12 : 8);
     if (x + w > 24) {

@@ -1,0 +1,113 @@
+// Alert rules of the metrics server (the chart's `serverFiles."alerting_rules.yml"`, a Prometheus rule file). There
+// is no alert manager (spec), so firing alerts show on the server's /alerts page and as the `ALERTS` series the viewer
+// can query. Each rule carries a one-line runbook; docs/monitoring.md "## Alerts" repeats it (a test keeps them equal)
+// and alert-rules.test.ts checks every rule with promtool (syntax and unit tests on synthetic series).
+import { BUCKET_JOB_NAME, NAMESPACE } from "./constants";
+import { COLLECTOR_NAME } from "./collector-values";
+
+/** Thresholds, in one place. */
+export const ALERT_THRESHOLDS = {
+  /** Share of a model's gateway answers that are 5xx. */
+  serverErrorRatio: 0.05,
+  /** p90 time to first token at the model servers, seconds. */
+  ttftP90Seconds: 2,
+  /** vLLM KV-cache usage (0–1) at which requests start to queue or be preempted. */
+  kvCacheUsage: 0.9,
+} as const;
+
+export interface AlertRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for: string;
+  readonly severity: "critical" | "warning";
+  readonly summary: string;
+  /** What to do, in one line (docs/monitoring.md "## Alerts"). */
+  readonly runbook: string;
+}
+
+const t = ALERT_THRESHOLDS;
+
+export const ALERT_RULES: readonly AlertRule[] = [
+  {
+    alert: "ModelDown",
+    expr: "max by (model) (gateway_models_ready) == 0",
+    for: "5m",
+    severity: "critical",
+    summary: "Model {{ $labels.model }} has no ready replica: the gateway answers 503 for it and does not list it.",
+    runbook:
+      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
+  },
+  {
+    alert: "GatewayServerErrors",
+    expr: `sum by (model) (rate(gateway_requests_total{status=~"5.."}[5m])) / sum by (model) (rate(gateway_requests_total[5m])) > ${t.serverErrorRatio}`,
+    for: "10m",
+    severity: "critical",
+    summary: "More than 5% of the gateway's answers for {{ $labels.model }} are 5xx.",
+    runbook:
+      "AI Platform · Gateway, Errors by status: 503 means no ready replica (see ModelDown), 502/504 the model servers failed or timed out; find one request's `requestId` in AI Platform · Error Explorer and follow it into the model server's log.",
+  },
+  {
+    alert: "TimeToFirstTokenSLO",
+    expr: `histogram_quantile(0.9, sum by (le, model_name) (rate(vllm:time_to_first_token_seconds_bucket[10m]))) > ${t.ttftP90Seconds}`,
+    for: "15m",
+    severity: "warning",
+    summary: "p90 time to first token of {{ $labels.model_name }} is above 2 s at the model servers.",
+    runbook:
+      "AI Platform · Model Serving: requests waiting > 0 and KV cache near full mean the replicas are saturated (add replicas or lower `--max-num-seqs`); long prompts with a low prefix-cache hit rate mean prefill dominates.",
+  },
+  {
+    alert: "KVCacheSaturated",
+    expr: `max by (model_name, pod) (vllm:kv_cache_usage_perc) > ${t.kvCacheUsage}`,
+    for: "15m",
+    severity: "warning",
+    summary: "KV cache of {{ $labels.pod }} ({{ $labels.model_name }}) is over 90% used.",
+    runbook:
+      "Requests queue and get preempted on this pod: add replicas, lower `--max-num-seqs` or `--max-model-len`, or check that the endpoint picker spreads load (AI Platform · Model Serving, per pod).",
+  },
+  {
+    alert: "LogstoreIngestionErrors",
+    expr:
+      'sum by (reason) (rate(loki_discarded_samples_total[5m])) > 0 or sum by (status_code) (rate(loki_request_duration_seconds_count{route="loki_api_v1_push", status_code=~"5.."}[5m])) > 0',
+    for: "10m",
+    severity: "warning",
+    summary: "The log store is refusing or failing pushes ({{ $labels.reason }}{{ $labels.status_code }}): log lines are being lost.",
+    runbook:
+      "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit` mean a pod logs above the spec's limits (find it in AI Platform · Overview), 5xx on push mean the object store is unreachable or out of space.",
+  },
+  {
+    alert: "LogstoreBucketJobFailed",
+    expr: `kube_job_failed{namespace="${NAMESPACE}", job_name="${BUCKET_JOB_NAME}", condition="true"} == 1`,
+    for: "0m",
+    severity: "critical",
+    summary: "The bucket Job failed: the log store was not deployed.",
+    runbook:
+      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's; fix them and run `pulumi up` (the Job is replaced and runs again).",
+  },
+  {
+    alert: "CollectorNotOnEveryNode",
+    expr: `kube_daemonset_status_desired_number_scheduled{namespace="${NAMESPACE}", daemonset="${COLLECTOR_NAME}"} - kube_daemonset_status_number_available{namespace="${NAMESPACE}", daemonset="${COLLECTOR_NAME}"} > 0`,
+    for: "15m",
+    severity: "warning",
+    summary: "{{ $value }} node(s) run no available collector pod: their pods' logs are not shipped.",
+    runbook:
+      "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide` and describe the pod that is not Running; a node with a taint other than NoSchedule needs `monitoring:collectorTolerations`.",
+  },
+];
+
+/** The rule file, as the chart's `serverFiles."alerting_rules.yml"` and as promtool reads it. */
+export function alertingRulesFile(): { groups: { name: string; rules: Record<string, unknown>[] }[] } {
+  return {
+    groups: [
+      {
+        name: "ai-platform",
+        rules: ALERT_RULES.map((r) => ({
+          alert: r.alert,
+          expr: r.expr,
+          for: r.for,
+          labels: { severity: r.severity },
+          annotations: { summary: r.summary, runbook: r.runbook, runbook_url: `docs/monitoring.md#alerts` },
+        })),
+      },
+    ],
+  };
+}

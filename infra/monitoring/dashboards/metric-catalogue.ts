@@ -1,0 +1,133 @@
+// The metrics dashboards and alert rules may reference, by who exposes them, with where the name comes from. A
+// query that names anything else (a typo, a renamed metric, one the platform does not collect) fails the tests.
+// The gateway's names are read from its source (gateway/src/observability/metrics.ts), so they cannot drift.
+import * as fs from "fs";
+import * as path from "path";
+import { parser as promqlParser } from "@prometheus-io/lezer-promql";
+import { REPO_ROOT } from "../../platform/charts";
+
+export interface MetricSource {
+  readonly exposedBy: string;
+  /** Where the names were taken from. */
+  readonly reference: string;
+  readonly names: readonly string[];
+  /** Names among them that are histograms (queried as `_bucket`, `_count`, `_sum`). */
+  readonly histograms?: readonly string[];
+}
+
+/** vLLM's production metrics (also emitted by the llm-d inference simulator under the same names). */
+const VLLM: MetricSource = {
+  exposedBy: "vLLM model servers (/metrics on the API port)",
+  reference: "https://docs.vllm.ai/en/stable/usage/metrics/ and https://llm-d.ai/docs/dev/operations/observability/model-server-metrics",
+  names: [
+    "vllm:num_requests_running",
+    "vllm:num_requests_waiting",
+    "vllm:kv_cache_usage_perc",
+    "vllm:time_to_first_token_seconds",
+    "vllm:inter_token_latency_seconds",
+    "vllm:e2e_request_latency_seconds",
+    "vllm:prompt_tokens_total",
+    "vllm:generation_tokens_total",
+    "vllm:prefix_cache_hits_total",
+    "vllm:prefix_cache_queries_total",
+    "vllm:request_success_total",
+  ],
+  histograms: ["vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"],
+};
+
+/** The endpoint picker of the GAIE inferencepool chart v1.3.0 (and the llm-d inference scheduler built on it). */
+const EPP: MetricSource = {
+  exposedBy: "endpoint pickers (/metrics on port 9090)",
+  reference: "gateway-api-inference-extension v1.3.0 site-src/guides/metrics-and-observability.md, pkg/epp/metrics/metrics.go",
+  names: [
+    "inference_pool_ready_pods",
+    "inference_pool_average_kv_cache_utilization",
+    "inference_pool_average_queue_size",
+    "inference_objective_request_total",
+    "inference_objective_request_error_total",
+  ],
+};
+
+const KUBE_STATE_METRICS: MetricSource = {
+  exposedBy: "kube-state-metrics (metrics chart)",
+  reference: "https://github.com/kubernetes/kube-state-metrics/tree/main/docs (pod, job and daemonset metrics)",
+  names: [
+    "kube_pod_info",
+    "kube_pod_status_ready",
+    "kube_pod_status_phase",
+    "kube_pod_container_status_restarts_total",
+    "kube_job_failed",
+    "kube_daemonset_status_desired_number_scheduled",
+    "kube_daemonset_status_number_available",
+  ],
+};
+
+const NODE_EXPORTER: MetricSource = {
+  exposedBy: "node-exporter (metrics chart)",
+  reference: "https://github.com/prometheus/node_exporter (cpu, meminfo, filesystem, netdev, loadavg, uname collectors)",
+  names: [
+    "node_uname_info",
+    "node_cpu_seconds_total",
+    "node_memory_MemAvailable_bytes",
+    "node_memory_MemTotal_bytes",
+    "node_filesystem_avail_bytes",
+    "node_filesystem_size_bytes",
+    "node_network_receive_bytes_total",
+    "node_network_transmit_bytes_total",
+    "node_load1",
+    "node_load5",
+    "node_load15",
+  ],
+};
+
+const CADVISOR: MetricSource = {
+  exposedBy: "the kubelet's cAdvisor (kubernetes-nodes-cadvisor job)",
+  reference: "https://github.com/google/cadvisor/blob/master/docs/storage/prometheus.md",
+  names: ["container_cpu_usage_seconds_total", "container_memory_working_set_bytes"],
+};
+
+const DCGM: MetricSource = {
+  exposedBy: "an NVIDIA DCGM exporter, which the platform does NOT deploy (docs/monitoring.md)",
+  reference: "https://github.com/NVIDIA/dcgm-exporter (default counters)",
+  names: ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"],
+};
+
+const LOKI: MetricSource = {
+  exposedBy: "the log store (Loki, /metrics on 3100)",
+  reference: "https://grafana.com/docs/loki/latest/operations/observability/ (loki_discarded_samples_total; loki_request_duration_seconds by route)",
+  names: ["loki_discarded_samples_total", "loki_request_duration_seconds"],
+  histograms: ["loki_request_duration_seconds"],
+};
+
+/** The gateway's metrics, read from its source: every `name: "…"` and `perReplica("…"` in metrics.ts. */
+export function gatewayMetrics(): MetricSource {
+  const file = path.join(REPO_ROOT, "gateway", "src", "observability", "metrics.ts");
+  const text = fs.readFileSync(file, "utf8");
+  const names = [...text.matchAll(/name: "(gateway_\w+)"|perReplica\("(gateway_\w+)"/g)].map((m) => (m[1] ?? m[2]) as string);
+  const histograms = [...text.matchAll(/new Histogram\(\{\s*name: "(gateway_\w+)"/g)].map((m) => m[1] as string);
+  return { exposedBy: "the gateway (/metrics on 9090)", reference: "gateway/src/observability/metrics.ts", names, histograms };
+}
+
+export function metricSources(): MetricSource[] {
+  return [gatewayMetrics(), VLLM, EPP, KUBE_STATE_METRICS, NODE_EXPORTER, CADVISOR, DCGM, LOKI];
+}
+
+/** The metric names a PromQL expression selects, from Prometheus' own grammar. */
+export function referencedMetrics(expr: string): string[] {
+  const out: string[] = [];
+  promqlParser.parse(expr).iterate({
+    enter: (node) => {
+      if (node.type.name === "Identifier" && node.node.parent?.type.name === "VectorSelector") out.push(expr.slice(node.from, node.to));
+    },
+  });
+  return [...new Set(out)];
+}
+
+/** The source that exposes a selected series name (histogram series by their base name), if any. */
+export function sourceOf(series: string, sources: readonly MetricSource[] = metricSources()): MetricSource | undefined {
+  return sources.find((s) => {
+    if (s.names.includes(series)) return true;
+    const base = series.replace(/_(bucket|count|sum)$/, "");
+    return base !== series && (s.histograms ?? []).includes(base);
+  });
+}
