@@ -148,6 +148,15 @@ describe("serving stack on mocks, every sample referenced", () => {
     expect(namespaces).toEqual(["ai-gateway", "monitoring", "(own)", "(own)", "(own)", "(own)"]);
   });
 
+  test("monitoring sees the models: vLLM scraped on its port, the pickers labelled, scraped and without metrics auth", () => {
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.podAnnotations).toEqual({ "prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics" });
+    for (const slug of ["qwen3-8b", "sim-chat", "bge-small-en"]) {
+      const pool = named(rs, CHART, `gaie-${slug}`);
+      expect(values(pool).inferenceExtension.monitoring.prometheus.auth.enabled).toBe(false);
+      expect(pool.transforms).toBe(1);
+    }
+  });
+
   test("rollouts: on pools without spare GPUs every GPU model is recreated", () => {
     expect(out.rollouts).toEqual({
       "generative/qwen3-8b": { type: "Recreate", reason: 'node group "default" has no 1 spare GPU for a surge pod' },

@@ -5,6 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as random from "@pulumi/random";
 import type { CatalogInput } from "../gateway/src/config/catalog";
 import type { Cluster } from "../infra/platform/cluster";
+import { eppPodLabels, eppPodMetadataTransform, eppScrapeAnnotations, modelServerScrapeAnnotations } from "../infra/monitoring/serving-observability";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
 import { selectorLabels as gatewaySelectorLabels } from "../infra/gateway/labels";
@@ -94,6 +95,21 @@ export interface ServingCrds {
   readonly gatewayApi: pulumi.Resource[];
 }
 
+/**
+ * What the metrics server and the log collector need from a model's releases (infra/monitoring's builders, wired
+ * here): vLLM's scrape annotations on its pods, and on the endpoint picker's pod the platform labels, its scrape
+ * annotations and metrics served without a token (the metrics server has none).
+ */
+function observabilityOf(model: PlannedModel, labelDomain: string) {
+  const routing = model.def.serverValues.routing ?? {};
+  const pool = poolReleaseName(model.def.slug);
+  return {
+    serverPodAnnotations: { decode: modelServerScrapeAnnotations(routing, "decode"), prefill: modelServerScrapeAnnotations(routing, "prefill") },
+    poolTransforms: [eppPodMetadataTransform(pool, { labels: eppPodLabels(labelDomain, model.def), annotations: eppScrapeAnnotations() })],
+    eppMetricsAuth: false,
+  };
+}
+
 /** A Secret in the serving namespace holding one secret value per key. */
 function secret(cluster: Cluster, name: string, namespace: pulumi.Input<string>, data: Record<string, pulumi.Input<string>>): k8s.core.v1.Secret {
   return new k8s.core.v1.Secret(
@@ -177,6 +193,7 @@ export function deployServing({ cluster, plan, secrets, crds }: ServingDeploymen
           drainSeconds: cfg.drainSeconds,
           apiKey: apiKeySecret,
           after: outgoing ? [outgoing.server] : undefined,
+          observability: observabilityOf(model, cfg.labelDomain),
         crds,
         },
         { providers: { kubernetes: cluster.provider }, dependsOn: [...(tokenSecret ? [tokenSecret] : []), ...(s3Secret ? [s3Secret] : [])] },

@@ -4,7 +4,7 @@ import { validateKubernetesObject } from "../platform/k8s-validate";
 import { buildModelServerPolicy } from "./network";
 
 const D = "ai-platform.io";
-type Peer = { namespaceSelector?: { matchLabels: Record<string, string> }; podSelector: { matchLabels?: Record<string, string> } };
+type Peer = { namespaceSelector?: { matchLabels: Record<string, string> }; podSelector: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] } };
 
 describe("model-server NetworkPolicy", () => {
   const policy = buildModelServerPolicy({
@@ -14,11 +14,12 @@ describe("model-server NetworkPolicy", () => {
     monitoringNamespace: "monitoring",
     inferenceGatewayNamespace: "gateway-system",
     pools: ["gaie-qwen3-8b", "gaie-bge-small-en"],
-  }) as { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { from: Peer[]; ports?: unknown }[] } };
+  }) as { spec: { podSelector: Peer["podSelector"]; policyTypes: string[]; ingress: { from: Peer[]; ports?: unknown }[] } };
+  const servers = { matchLabels: { "ai-platform.io/platform": "ai-platform", "app.kubernetes.io/part-of": "app-serving" }, matchExpressions: [{ key: "llm-d.ai/role", operator: "Exists" }] };
 
-  test("selects every model-server pod by the platform labels, ingress only (downloads keep their egress)", () => {
+  test("selects every model-server pod (platform labels and the chart's role label, which pickers and Jobs lack), ingress only", () => {
     expect(() => validateKubernetesObject(policy as unknown as Record<string, unknown>)).not.toThrow();
-    expect(policy.spec.podSelector.matchLabels).toEqual({ "ai-platform.io/platform": "ai-platform", "app.kubernetes.io/part-of": "app-serving" });
+    expect(policy.spec.podSelector).toEqual(servers);
     expect(policy.spec.policyTypes).toEqual(["Ingress"]);
   });
 
@@ -27,7 +28,7 @@ describe("model-server NetworkPolicy", () => {
     expect(from).toEqual([
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "ai-gateway" } }, podSelector: { matchLabels: { "app.kubernetes.io/name": "gateway" } } },
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } }, podSelector: {} },
-      { podSelector: { matchLabels: { "ai-platform.io/platform": "ai-platform", "app.kubernetes.io/part-of": "app-serving" } } },
+      { podSelector: servers },
       { podSelector: { matchLabels: { inferencepool: "gaie-qwen3-8b-epp" } } },
       { podSelector: { matchLabels: { inferencepool: "gaie-bge-small-en-epp" } } },
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "gateway-system" } }, podSelector: {} },

@@ -11,6 +11,8 @@ import { PART_OF } from "./constants";
 export interface PolicyPeer {
   readonly namespace: string;
   readonly podLabels?: Readonly<Record<string, string>>;
+  /** A full label selector, when labels alone cannot say it. */
+  readonly pods?: ReturnType<typeof modelServerSelector>;
 }
 
 export const MODEL_SERVER_POLICY_NAME = "model-servers";
@@ -18,15 +20,24 @@ export const MODEL_SERVER_POLICY_NAME = "model-servers";
 /** Label the GAIE chart (v1.3.0) puts on endpoint-picker pods: `inferencepool: <release>-epp`. */
 export const EPP_POD_LABEL = "inferencepool";
 
-/** The pods of every model server in the namespace (the platform labels values.ts stamps on them). */
-export function modelServerSelector(labelDomain: string): Record<string, string> {
-  return { [platformLabelKeys(labelDomain).platform]: PLATFORM_NAME, "app.kubernetes.io/part-of": PART_OF };
+/** The role label the modelservice chart puts on every model-server pod (decode or prefill), and on nothing else. */
+export const ROLE_LABEL = "llm-d.ai/role";
+
+/**
+ * The pods of every model server in the namespace: the platform labels values.ts stamps on them, and the chart's role
+ * label, which the endpoint pickers and the download Jobs (platform-labelled too) do not carry.
+ */
+export function modelServerSelector(labelDomain: string): { matchLabels: Record<string, string>; matchExpressions: { key: string; operator: string }[] } {
+  return {
+    matchLabels: { [platformLabelKeys(labelDomain).platform]: PLATFORM_NAME, "app.kubernetes.io/part-of": PART_OF },
+    matchExpressions: [{ key: ROLE_LABEL, operator: "Exists" }],
+  };
 }
 
 function peer(p: PolicyPeer, own: string): Record<string, unknown> {
   return {
     ...(p.namespace === own ? {} : { namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: p.namespace } } }),
-    podSelector: p.podLabels ? { matchLabels: { ...p.podLabels } } : {},
+    podSelector: p.pods ? { matchLabels: { ...p.pods.matchLabels }, matchExpressions: p.pods.matchExpressions.map((e) => ({ ...e })) } : p.podLabels ? { matchLabels: { ...p.podLabels } } : {},
   };
 }
 
@@ -49,7 +60,7 @@ export function buildModelServerPolicy(args: ModelServerPolicyArgs): Record<stri
   const peers: PolicyPeer[] = [
     args.gateway,
     { namespace: args.monitoringNamespace },
-    { namespace: own, podLabels: servers },
+    { namespace: own, pods: servers },
     ...args.pools.map((pool) => ({ namespace: own, podLabels: { [EPP_POD_LABEL]: `${pool}-epp` } })),
     ...(args.inferenceGatewayNamespace ? [{ namespace: args.inferenceGatewayNamespace }] : []),
   ];
@@ -58,7 +69,7 @@ export function buildModelServerPolicy(args: ModelServerPolicyArgs): Record<stri
     kind: "NetworkPolicy",
     metadata: { name: MODEL_SERVER_POLICY_NAME, namespace: own, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } },
     spec: {
-      podSelector: { matchLabels: servers },
+      podSelector: servers,
       policyTypes: ["Ingress"],
       ingress: [{ from: peers.map((p) => peer(p, own)) }],
     },

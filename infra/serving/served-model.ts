@@ -20,6 +20,7 @@ import {
   cacheUriOf,
   modelObjectName,
   nodePlacement,
+  type ModelServerValuesArgs,
   type ParentGateway,
   platformPodLabels,
   poolReleaseName,
@@ -62,6 +63,12 @@ export interface ServedModelArgs {
   readonly drainSeconds: number;
   /** Give the model servers the platform's API key (its Secret exists: stacks/serving.ts). */
   readonly apiKey: pulumi.Resource;
+  /** What monitoring needs from the releases (the composition root's): scrape annotations, picker pod metadata. */
+  readonly observability?: {
+    readonly serverPodAnnotations?: ModelServerValuesArgs["podAnnotations"];
+    readonly poolTransforms?: pulumi.ResourceTransform[];
+    readonly eppMetricsAuth?: boolean;
+  };
   /** Created only after these (the outgoing model of a swap, scaled to zero). */
   readonly after?: pulumi.Input<pulumi.Resource>[];
   /** What creates (or proves) the CRDs: the pool release waits for the InferencePool ones, the route for Gateway API's. */
@@ -102,9 +109,10 @@ export class ServedModel extends pulumi.ComponentResource {
           namespace: args.namespaceName,
           clusterDomain: args.clusterDomain,
           gatewayProvider: args.gatewayProvider,
+          eppMetricsAuth: args.observability?.eppMetricsAuth,
         }),
       },
-      { parent: this, dependsOn: args.crds.inferencePool },
+      { parent: this, dependsOn: args.crds.inferencePool, transforms: args.observability?.poolTransforms ?? [] },
     );
 
     if (cacheUriOf(def) && def.weightsSource.kind !== "volume" && def.weightsInfo) {
@@ -167,6 +175,7 @@ export class ServedModel extends pulumi.ComponentResource {
           startupTimeout: args.startupTimeout,
           awaitModelServers: args.awaitModelServers,
           drainSeconds: args.drainSeconds,
+          podAnnotations: () => args.observability?.serverPodAnnotations,
         }),
       },
       {

@@ -111,8 +111,10 @@ describe("model-server values", () => {
     expect(d.containers[0].extraConfig.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } });
   });
 
-  test("every model-server pod is announced to the metrics server", () => {
-    for (const def of [qwen, sim, bge]) expect((buildModelServerValues(def, args()) as YamlDoc).decode.podAnnotations).toEqual({ "prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics" });
+  test("pod annotations given per role reach the pods; the folder's own win", () => {
+    const scrape = { "prometheus.io/scrape": "true", "prometheus.io/port": "8000" };
+    expect((buildModelServerValues(qwen, args({ podAnnotations: { decode: scrape } })) as YamlDoc).decode.podAnnotations).toEqual(scrape);
+    expect((buildModelServerValues(qwen, args()) as YamlDoc).decode.podAnnotations).toBeUndefined();
   });
 
   test("replicas override; 0 frees every GPU", () => {
@@ -199,6 +201,13 @@ describe("InferencePool values", () => {
     // The narrowed selector still matches the pods (labels ⊇ selector after the merge).
     const labels = (buildModelServerValues(qwen, args()) as YamlDoc).modelArtifacts.labels;
     for (const [k, val] of Object.entries(v.inferencePool.modelServers.matchLabels)) expect(labels[k]).toBe(val);
+  });
+
+  test("the picker's metrics without a token, keeping the folder's monitoring settings", () => {
+    const v = buildInferencePoolValues(qwen, { labelDomain: D, namespace: "s", clusterDomain: "cluster.local", eppMetricsAuth: false }) as YamlDoc;
+    expect(v.inferenceExtension.monitoring).toEqual({ prometheus: { auth: { enabled: false } } });
+    expect(v.inferenceExtension.flags).toEqual({ "kv-cache-usage-percentage-metric": "vllm:kv_cache_usage_perc" });
+    expect((buildInferencePoolValues(qwen, { labelDomain: D, namespace: "s", clusterDomain: "cluster.local" }) as YamlDoc).inferenceExtension.monitoring).toBeUndefined();
   });
 
   test("istio provider gets the EPP DestinationRule host, as in the llm-d helmfiles", () => {

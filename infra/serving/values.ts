@@ -94,11 +94,6 @@ export const DRAIN_SCRIPT = [
   "    time.sleep(1)",
 ].join("\n");
 
-/** Prometheus annotations the metrics server's pod job discovers targets by (docs/monitoring.md). */
-export function scrapeAnnotations(port: number): Labels {
-  return { "prometheus.io/scrape": "true", "prometheus.io/port": String(port), "prometheus.io/path": "/metrics" };
-}
-
 /** What the platform sets on a vLLM container: no privilege escalation, no capabilities, the default seccomp profile. */
 export const MODEL_SERVER_SECURITY_CONTEXT = {
   allowPrivilegeEscalation: false,
@@ -123,6 +118,8 @@ export interface ModelServerValuesArgs {
   readonly drainSeconds: number;
   /** Give vLLM the platform's API key (from API_KEY_SECRET). */
   readonly apiKey: boolean;
+  /** Pod annotations per role (the metrics server's scrape annotations, from the composition root). */
+  readonly podAnnotations?: Readonly<Partial<Record<"decode" | "prefill", Readonly<Record<string, string>>>>>;
 }
 
 type ProbeValues = { periodSeconds?: number; failureThreshold?: number; [k: string]: unknown };
@@ -168,6 +165,8 @@ export interface ServerSettings {
   readonly awaitModelServers: boolean;
   /** serving:drainSeconds (a folder's model.yaml drainSeconds wins). */
   readonly drainSeconds: number;
+  /** Pod annotations of a model's server pods, per role (the composition root's: monitoring's scrape annotations). */
+  readonly podAnnotations?: (def: ModelDefinition) => ModelServerValuesArgs["podAnnotations"];
 }
 
 /** The model's cache volume `modelArtifacts.uri`, when its weights are downloaded into one (weights.ts). */
@@ -187,6 +186,7 @@ export function serverValuesFor(model: PlannedModel, s: ServerSettings): Record<
     startupBudgetSeconds: startupTimeoutSeconds(def.weightsGiB, s.startupTimeout),
     drainSeconds: def.drainSeconds ?? s.drainSeconds,
     apiKey: true,
+    podAnnotations: s.podAnnotations?.(def),
   });
 }
 
@@ -196,7 +196,8 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
   v.modelArtifacts.labels = { ...v.modelArtifacts.labels, ...platformPodLabels(def, args.labelDomain) };
   v.decode.replicas = args.replicas;
   if (args.replicas === 0 && v.prefill) v.prefill.replicas = 0;
-  const roles = [v.decode, v.prefill?.create === false ? undefined : v.prefill].filter((r): r is RoleValues => r !== undefined);
+  const roles: ["decode" | "prefill", RoleValues][] = [["decode", v.decode]];
+  if (v.prefill && v.prefill.create !== false) roles.push(["prefill", v.prefill]);
   if (args.cachedUri) {
     v.modelArtifacts.uri = args.cachedUri;
     // The chart sets HF_HUB_CACHE under /model-cache whatever mountPath says (templates/_helpers.tpl hfEnv).
@@ -204,9 +205,10 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
     delete v.modelArtifacts.size;
   }
   const placement = nodePlacement(def, args.labelDomain);
-  for (const role of roles) {
+  for (const [name, role] of roles) {
     if (args.deploymentAnnotations) role.annotations = { ...((role.annotations as Labels | undefined) ?? {}), ...args.deploymentAnnotations };
-    role.podAnnotations = { ...scrapeAnnotations(def.servingPort), ...((role.podAnnotations as Labels | undefined) ?? {}) };
+    const extra = args.podAnnotations?.[name];
+    if (extra) role.podAnnotations = { ...extra, ...((role.podAnnotations as Labels | undefined) ?? {}) };
     place(role, placement);
     const server = role.containers?.[0];
     if (!def.vllm || !server) continue;
@@ -223,6 +225,8 @@ export interface InferencePoolValuesArgs {
   /** The cluster's DNS domain (the EPP host Istio's DestinationRule names). */
   readonly clusterDomain: string;
   readonly gatewayProvider?: "none" | "istio" | "gke";
+  /** false: the endpoint picker serves /metrics without a Kubernetes token (`--metrics-endpoint-auth=false`). */
+  readonly eppMetricsAuth?: boolean;
 }
 
 /**
@@ -232,6 +236,13 @@ export interface InferencePoolValuesArgs {
 export function buildInferencePoolValues(def: ModelDefinition, args: InferencePoolValuesArgs): Record<string, unknown> {
   const v = structuredClone(def.poolValues);
   v.inferencePool.modelServers.matchLabels = { ...v.inferencePool.modelServers.matchLabels, [platformLabelKeys(args.labelDomain).modelSlug]: def.slug };
+  if (args.eppMetricsAuth !== undefined) {
+    // inferenceExtension.monitoring.prometheus.auth.enabled (chart v1.3.0 values), keeping the folder's siblings.
+    const ext = ((v as Record<string, unknown>).inferenceExtension ??= {}) as Record<string, Record<string, Record<string, unknown>>>;
+    const monitoring = (ext.monitoring ??= {});
+    const prometheus = (monitoring.prometheus ??= {});
+    prometheus.auth = { ...((prometheus.auth as object | undefined) ?? {}), enabled: args.eppMetricsAuth };
+  }
   if (args.gatewayProvider) {
     const release = poolReleaseName(def.slug);
     v.provider = {
