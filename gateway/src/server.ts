@@ -7,8 +7,11 @@ import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
 import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
 import type { GatewaySettings } from "./config/settings";
+import { createTransport } from "./http/transport";
+import { BodyBudget } from "./limits/body-budget";
 import { RateLimiter } from "./limits/rate-limiter";
 import { RedisBuckets } from "./limits/redis-buckets";
+import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
 import type { ProbeState } from "./routes/probes";
@@ -33,9 +36,12 @@ export interface RunningGateway {
   keys: ApiKeyStore;
   keysReloader?: KeysFileReloader;
   limiter: RateLimiter;
+  budget: BodyBudget;
   metrics: GatewayMetrics;
   state: ProbeState;
   server: Server;
+  /** The connection cap in force (maxConnections clamped to the open-file limit). */
+  maxConnections: number;
   /** Fails readiness, keeps serving for the drain delay, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
 }
@@ -96,12 +102,23 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     log,
   );
 
-  const app = createApp({ settings, registry, keys, log, state, dispatcher, limiter, metrics });
-  const server = createServer(app);
-  // Longer than typical load-balancer idle timeouts, so the LB closes idle connections first.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
+  const budget = new BodyBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
+  const sampler = new LogSampler(settings.logLinesPerSecond, log);
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, metrics });
+  const { server, guard, maxConnections } = createTransport(app, settings, {
+    refused: (scope) => metrics.connectionsRefused.inc({ scope }),
+    evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
+    clientError: (code, answered) => {
+      const label = /^[A-Z0-9_]{1,40}$/.test(code) ? code : "other";
+      metrics.clientErrors.inc({ code: label });
+      // A client that left is not news; a refused one is, within the sampler's budget.
+      if (answered && sampler.allow("client errors")) log.info({ code: label, status: answered.status, errorCode: answered.code }, "client error");
+    },
+  });
+  metrics.observeResources({ openConnections: () => guard.open, bodyMemoryBytes: () => budget.reservedBytes });
+  if (maxConnections < settings.maxConnections) {
+    log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");
+  }
   const metricsServer = createServer((req, res) => {
     if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
       metrics.registry.metrics().then(
@@ -145,6 +162,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         metricsServer.closeAllConnections();
       });
       limiter.stop();
+      sampler.stop();
       redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
       log.info("gateway stopped");
@@ -158,9 +176,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     keys,
     keysReloader,
     limiter,
+    budget,
     metrics,
     state,
     server,
+    maxConnections,
     close,
   };
 }

@@ -1,10 +1,13 @@
 import type { NextFunction, Request, Response } from "express";
+import { clientText } from "../api/client-text";
+import type { LogSampler } from "../observability/log-sampler";
 import type { Logger } from "../observability/logger";
 import { requestIdFrom } from "./request-id";
 import { callerKey } from "../auth/middleware";
 
 /** Fields of the one log line written per request; handlers fill in what they learn. */
 export interface RequestLogFields {
+  /** As the client sent it: set through clientText(), bounded and escaped. */
   model?: string;
   stream?: boolean;
   replica?: string;
@@ -23,9 +26,10 @@ const UNLOGGED = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /**
  * Assigns the request id (the caller's, if sane, else a new one), echoes it on every response, and writes one
- * JSON line when the response closes. The key appears by name only; probe paths are not logged.
+ * JSON line when the response closes. The key appears by name only; probe paths are not logged; client-chosen
+ * strings are bounded; lines of unauthenticated requests share the sampler's budget.
  */
-export function requestLogging(log: Logger) {
+export function requestLogging(log: Logger, sampler: LogSampler) {
   return (req: Request, res: Response, next: NextFunction) => {
     const requestId = requestIdFrom(req.headers["x-request-id"]);
     const started = process.hrtime.bigint();
@@ -34,16 +38,19 @@ export function requestLogging(log: Logger) {
     res.setHeader("x-request-id", requestId);
     if (!UNLOGGED.has(req.path)) {
       res.on("close", () => {
+        const key = callerKey(res);
+        if (!key && !sampler.allow("unauthenticated requests")) return;
         const fields = requestLog(res);
         const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
         log.info(
           {
             requestId,
-            method: req.method,
-            path: req.path,
-            status: res.statusCode,
+            method: clientText(req.method, 32),
+            path: clientText(req.path),
+            // A client that left before any answer gets none: 499, as in the metrics.
+            status: res.headersSent ? res.statusCode : 499,
             latencyMs: Math.round(latencyMs * 10) / 10,
-            apiKeyName: callerKey(res)?.name,
+            apiKeyName: key?.name,
             clientAborted: !res.writableFinished,
             ...fields,
           },

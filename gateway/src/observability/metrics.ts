@@ -72,6 +72,54 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionRefusals = new Counter({
+    name: "gateway_admission_refusals_total",
+    help: "Requests refused before their body was read because the key's share (key_memory) or the gateway's (gateway_memory) of body memory was used up.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+
+  readonly connectionsRefused = new Counter({
+    name: "gateway_connections_refused_total",
+    help: "New client connections closed at once: every connection at the cap (total or one address's) was busy.",
+    labelNames: ["scope"] as const,
+    registers: [this.registry],
+  });
+
+  readonly connectionsEvicted = new Counter({
+    name: "gateway_connections_evicted_total",
+    help: "Idle client connections closed to make room for a new one at the cap (total or one address's).",
+    labelNames: ["scope"] as const,
+    registers: [this.registry],
+  });
+
+  readonly clientErrors = new Counter({
+    name: "gateway_client_errors_total",
+    help: "Connections ended by Node's HTTP layer: malformed HTTP, oversized headers, timeouts, resets; by Node's error code.",
+    labelNames: ["code"] as const,
+    registers: [this.registry],
+  });
+
+  /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
+  observeResources(read: { openConnections(): number; bodyMemoryBytes(): number }): void {
+    new Gauge({
+      name: "gateway_open_connections",
+      help: "Client connections open now.",
+      registers: [this.registry],
+      collect() {
+        this.set(read.openConnections());
+      },
+    });
+    new Gauge({
+      name: "gateway_body_memory_bytes",
+      help: "Bytes of request bodies reserved in memory now (bounded by GATEWAY_BODY_MEMORY_BYTES).",
+      registers: [this.registry],
+      collect() {
+        this.set(read.bodyMemoryBytes());
+      },
+    });
+  }
+
   constructor(models: ModelRegistry) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's summed handle/request/resource gauges end in _total, which Prometheus reserves for

@@ -1,8 +1,11 @@
-import { once } from "node:events";
+import { Readable } from "node:stream";
 import type { Response } from "express";
 import { request, type Dispatcher } from "undici";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ApiError, errors } from "../api/errors";
+import type { HeldBody } from "../http/body/held-body";
+import { ClientGone } from "../http/client-gone";
+import { writable } from "../http/client-stall";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
@@ -17,8 +20,8 @@ export interface Usage {
 export interface UpstreamCall {
   pool: ModelPool;
   path: "/v1/chat/completions" | "/v1/embeddings";
-  /** Body to send, already carrying the upstream model name. */
-  body: Record<string, unknown>;
+  /** Body to send, already carrying the upstream model name; released once a replica answers. */
+  body: HeldBody;
   requestId: string;
   stream: boolean;
   /** Drop the usage-only chunk the gateway asked for on the client's behalf. */
@@ -55,6 +58,8 @@ export interface ForwardOptions {
   retryAfterNotReadySeconds: number;
   /** Streaming: after this long without an upstream response, send SSE headers and keep-alive comments. */
   sseKeepAliveMs: number;
+  /** Longest wait for a client that does not read its stream. */
+  clientStallTimeoutMs: number;
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
@@ -89,13 +94,13 @@ export async function forwardInference(call: UpstreamCall, opts: ForwardOptions)
     return await forwardWithRetry(call, opts, keepAlive);
   } finally {
     keepAlive?.stop();
+    call.body.release();
   }
 }
 
 async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAlive?: SseKeepAlive): Promise<UpstreamOutcome> {
   const { pool } = call;
   const tried = new Set<Replica>();
-  const payload = JSON.stringify(call.body);
   const maxAttempts = Math.min(2, Math.max(1, pool.replicas.length));
 
   for (let attempt = 1; ; attempt++) {
@@ -118,10 +123,11 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
         dispatcher: opts.dispatcher,
         headers: {
           "content-type": "application/json",
+          "content-length": String(call.body.length),
           accept: call.stream ? "text/event-stream" : "application/json",
           "x-request-id": call.requestId,
         },
-        body: payload,
+        body: Readable.from(call.body.chunks(), { objectMode: false }),
         signal: call.signal,
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.idleTimeoutMs,
@@ -143,8 +149,10 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
     }
 
     keepAlive?.stop();
+    // A replica answered: no other attempt will need the body, and its memory goes back to the budget.
+    call.body.release();
     try {
-      return await relay(call, upstream, replica, attempt);
+      return await relay(call, upstream, replica, attempt, opts.clientStallTimeoutMs);
     } finally {
       pool.release(replica);
     }
@@ -192,6 +200,7 @@ async function relay(
   upstream: Dispatcher.ResponseData,
   replica: Replica,
   attempts: number,
+  stallMs: number,
 ): Promise<UpstreamOutcome> {
   const base = { replica: replica.url, attempts };
   const status = upstream.statusCode;
@@ -202,7 +211,7 @@ async function relay(
     throw normalizeUpstreamError(status, parseErrorBody(text), call.pool.model.id);
   }
   if (call.stream && contentType.includes("text/event-stream")) {
-    return { ...base, status, ...(await relaySse(call, upstream)) };
+    return { ...base, status, ...(await relaySse(call, upstream, stallMs)) };
   }
   if (call.res.headersSent) {
     // Keep-alive already committed to an event stream; a JSON answer can only travel as an error event.
@@ -234,19 +243,13 @@ async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall): 
     return await upstream.body.text();
   } catch (err) {
     if (errorCode(err) === "UND_ERR_BODY_TIMEOUT") throw errors.upstreamTimeout(call.pool.model.id);
-    if (call.signal.aborted) throw err;
+    if (call.signal.aborted) throw new ClientGone("while the model server was answering");
     throw errors.upstreamFailed(call.pool.model.id, "the model server closed the connection mid-response");
   }
 }
 
 function asUsage(v: unknown): Usage | undefined {
   return v && typeof v === "object" ? (v as Usage) : undefined;
-}
-
-/** Resolves when the socket can take more data, or when the client is gone (then nothing more is written). */
-async function writable(res: Response): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return;
-  await Promise.race([once(res, "drain"), once(res, "close")]);
 }
 
 export function sseErrorEvent(err: ApiError): string {
@@ -260,12 +263,13 @@ export const SSE_DONE = "data: [DONE]\n\n";
  * Error events are normalized to the envelope; a stream that breaks off gets an error event and [DONE],
  * so the SDKs raise instead of silently returning a truncated answer.
  */
-async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): Promise<{ usage?: Usage; streamError?: string }> {
+async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData, stallMs: number): Promise<{ usage?: Usage; streamError?: string }> {
   const { res, pool } = call;
   const rewrite = pool.upstreamModel !== pool.model.id;
   let usage: Usage | undefined;
   let done = false;
   let streamError: string | undefined;
+  let idle = false;
   const started = performance.now();
   let lastTokenAt: number | undefined;
   const sawToken = () => {
@@ -320,21 +324,17 @@ async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): 
     for await (const chunk of upstream.body) {
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (res.destroyed) break;
-      await writable(res);
+      await writable(res, stallMs);
     }
   } catch (err) {
     if (call.signal.aborted || res.destroyed) return { usage };
-    streamError =
-      errorCode(err) === "UND_ERR_BODY_TIMEOUT"
-        ? "the model server stopped sending tokens (idle timeout)"
-        : "the model server closed the connection mid-stream";
+    idle = errorCode(err) === "UND_ERR_BODY_TIMEOUT";
+    streamError = idle ? "the model server stopped sending tokens (idle timeout)" : "the model server closed the connection mid-stream";
   }
   if (!res.destroyed) {
     if (!done) {
       streamError ??= "the model server ended the stream without [DONE]";
-      const apiErr = streamError.includes("idle timeout")
-        ? new ApiError(504, `Model \`${pool.model.id}\`: ${streamError}.`, "timeout_error", "upstream_timeout")
-        : new ApiError(502, `Model \`${pool.model.id}\`: ${streamError}.`, "server_error", "upstream_stream_interrupted");
+      const apiErr = idle ? errors.streamIdle(pool.model.id) : errors.streamInterrupted(pool.model.id, streamError);
       res.write(sseErrorEvent(apiErr));
       res.write(SSE_DONE);
     }
