@@ -8,7 +8,7 @@ import { admitRequest } from "./http/admission";
 import { boundClientStalls } from "./http/client-stall";
 import { errorHandler } from "./http/error-handler";
 import { requestLogging } from "./http/request-log";
-import { boundUnreadBodies } from "./http/unread-body";
+import { UnreadBodies } from "./http/unread-body";
 import type { BodyBudget } from "./limits/body-budget";
 import type { RateLimiter } from "./limits/rate-limiter";
 import { httpMetrics } from "./observability/http-metrics";
@@ -48,7 +48,8 @@ export function createApp(deps: AppDeps): Express {
 
   app.use(requestLogging(deps.log, deps.sampler));
   app.use(httpMetrics(deps.metrics, deps.registry));
-  app.use(boundUnreadBodies());
+  const unread = new UnreadBodies(settings.bodyLimitBytes);
+  app.use(unread.middleware());
   app.use(boundClientStalls(settings.clientStallTimeoutMs));
   app.use((_req, res, next) => {
     // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to
@@ -77,6 +78,6 @@ export function createApp(deps: AppDeps): Express {
   app.use((req, _res) => {
     throw errors.unknownUrl(req.method, req.path);
   });
-  app.use(errorHandler(deps.log));
+  app.use(errorHandler(deps.log, unread));
   return app;
 }

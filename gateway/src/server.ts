@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getHeapStatistics } from "node:v8";
 import Redis from "ioredis";
 import { Agent } from "undici";
 import { createApp } from "./app";
@@ -137,7 +138,18 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   loadScraper.start();
   state.started = true;
   const host = settings.host === "0.0.0.0" || settings.host === "::" ? "127.0.0.1" : settings.host;
-  log.info({ port, metricsPort, models: registry.all().map((p) => p.model.id), sharedLimits: Boolean(redis) }, "gateway listening");
+  log.info(
+    {
+      port,
+      metricsPort,
+      models: registry.all().map((p) => p.model.id),
+      sharedLimits: Boolean(redis),
+      maxConnections,
+      // The memory bound assumes the image's heap cap (gateway/Dockerfile); a larger one lets garbage linger.
+      heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
+    },
+    "gateway listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>

@@ -77,6 +77,9 @@ export const errors = {
   jsonTooDeep: (maxDepth: number) =>
     new ApiError(400, `The JSON body nests deeper than ${maxDepth} levels of objects and arrays.`, "invalid_request_error", "json_too_deep"),
 
+  jsonTooComplex: (maxContainers: number) =>
+    new ApiError(400, `The JSON body holds more than ${maxContainers} objects and arrays.`, "invalid_request_error", "json_too_complex"),
+
   unsupportedContentEncoding: (encoding: string) =>
     new ApiError(
       415,
@@ -130,6 +133,17 @@ export const errors = {
       "inflight_bytes_exceeded",
       null,
       retryAfterHeaders(1),
+    ),
+
+  /** The gateway's body memory was full and this upload, of the key holding the most, made room for another key. */
+  uploadPreempted: () =>
+    new ApiError(
+      503,
+      "The gateway needed the memory this upload held for another client's request; send it again. Retry after 1s.",
+      "service_unavailable_error",
+      "gateway_overloaded",
+      null,
+      { ...retryAfterHeaders(1), ...CLOSE },
     ),
 
   gatewayOverloaded: () =>

@@ -22,7 +22,7 @@ const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta(
 const LimitsSchema = {
   maxConnections: limit(count().default(8192), {
     description: "Open client connections, all addresses together.",
-    why: "About 10 KiB of memory each (measured, `npm run bench:hostile`), so 8,192 cost about 80 MiB of the 512 MiB container. At the cap the oldest idle connection is closed to make room; clamped to 3/4 of the process's open-file limit (the rest is for model-server connections).",
+    why: "About 11 KiB of memory each (measured, `npm run bench:hostile`), so 8,192 cost under 100 MiB of the 384 MiB bound. At the cap the oldest idle connection is closed to make room, so idle floods never lock clients out. Clamped to 3/4 of the process's open-file limit (the rest is for model-server connections).",
     clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(1024), {
@@ -70,10 +70,15 @@ const LimitsSchema = {
     why: "Tool and response_format schemas nest about 2 levels per schema level; OpenAI allows 10 schema levels, about 25 levels of JSON. 128 leaves 5x room and stays 30x below where serializing overflowed the stack (about 4,000).",
     clientSees: "400 `json_too_deep`.",
   }),
+  maxJsonContainers: limit(count().default(100_000), {
+    description: "Objects and arrays in one JSON request body, all levels together.",
+    why: "Parsed, each costs about 40 bytes however few bytes of text it took: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools with their schemas, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
+    clientSees: "400 `json_too_complex`.",
+  }),
   bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown) before the body is read, held until the model server has answered (a streamed answer releases it at its first byte).",
-    why: "With 8,192 connections (80 MiB), the transient parse of one body (up to about 14x its size) and the process itself, this keeps the gateway under its documented 384 MiB bound, inside the 512 MiB container.",
-    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
+    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held until the model server starts answering. When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, at once. With the connections, one body being parsed and the process itself it keeps the gateway under its documented 384 MiB bound, inside the 512 MiB container.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
     description: "Request bodies held in memory for one API key (its share of bodyMemoryBytes). At least bodyLimitBytes.",
@@ -179,6 +184,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   requestTimeoutMs: "GATEWAY_REQUEST_TIMEOUT_MS",
   keepAliveTimeoutMs: "GATEWAY_KEEPALIVE_TIMEOUT_MS",
   maxJsonDepth: "GATEWAY_MAX_JSON_DEPTH",
+  maxJsonContainers: "GATEWAY_MAX_JSON_CONTAINERS",
   bodyMemoryBytes: "GATEWAY_BODY_MEMORY_BYTES",
   bodyMemoryPerKeyBytes: "GATEWAY_BODY_MEMORY_PER_KEY_BYTES",
   clientStallTimeoutMs: "GATEWAY_CLIENT_STALL_TIMEOUT_MS",

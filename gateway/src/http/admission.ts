@@ -19,7 +19,7 @@ export interface AdmittedBody {
   lease: BodyLease;
 }
 
-export type AdmissionLimits = Pick<GatewaySettings, "bodyLimitBytes" | "bodyIdleTimeoutMs" | "bodyTimeoutMs" | "maxJsonDepth">;
+export type AdmissionLimits = Pick<GatewaySettings, "bodyLimitBytes" | "bodyIdleTimeoutMs" | "bodyTimeoutMs" | "maxJsonDepth" | "maxJsonContainers">;
 
 export interface AdmissionEvents {
   refused(reason: "key_memory" | "gateway_memory"): void;
@@ -40,7 +40,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * Admission of an inference request, after authentication and before the body: what is refused here costs
  * the gateway no body bytes. In order: a declared length over the limit (413) and a coding or charset it cannot
  * read (415), the key's RPM/TPM (429), then memory for the body from the key's share and the gateway's (429 /
- * 503). Only then is the body read, bounded in size and time, decoded and parsed as JSON no deeper than the limit.
+ * 503). Only then is the body read, bounded in size and time, decoded, and parsed as JSON within the depth and
+ * container limits.
  */
 export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budget: BodyBudget, events: AdmissionEvents) {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -66,13 +67,21 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     }
     res.once("close", () => lease.release());
 
-    const sent = await readBody(req, res, { limitBytes: limits.bodyLimitBytes, idleTimeoutMs: limits.bodyIdleTimeoutMs, totalTimeoutMs: limits.bodyTimeoutMs });
+    // A slow upload may be preempted to make room for a key holding less (see body-budget.ts).
+    const preempted = new AbortController();
+    lease.uploading(() => preempted.abort(errors.uploadPreempted()));
+    let sent: Buffer;
+    try {
+      sent = await readBody(req, res, { limitBytes: limits.bodyLimitBytes, idleTimeoutMs: limits.bodyIdleTimeoutMs, totalTimeoutMs: limits.bodyTimeoutMs }, preempted.signal);
+    } finally {
+      lease.uploaded();
+    }
     let bytes = decodeContent(sent, req.headers["content-encoding"], limits.bodyLimitBytes);
     if (bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3);
     lease.resize(bytes.length);
 
-    const scan = scanJson(bytes, limits.maxJsonDepth);
-    if (!scan.ok) throw errors.jsonTooDeep(limits.maxJsonDepth);
+    const scan = scanJson(bytes, { maxDepth: limits.maxJsonDepth, maxContainers: limits.maxJsonContainers });
+    if (!scan.ok) throw scan.exceeded === "depth" ? errors.jsonTooDeep(limits.maxJsonDepth) : errors.jsonTooComplex(limits.maxJsonContainers);
     let text: string;
     try {
       text = UTF8.decode(bytes);

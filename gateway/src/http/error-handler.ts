@@ -3,7 +3,7 @@ import { ApiError, errors } from "../api/errors";
 import type { Logger } from "../observability/logger";
 import { ClientGone } from "./client-gone";
 import { requestLog } from "./request-log";
-import { closeAfterEarlyAnswer } from "./unread-body";
+import type { UnreadBodies } from "./unread-body";
 import { SSE_DONE, sseErrorEvent } from "../upstream/forward";
 
 /** Errors of client input raised outside the gateway's own code, mapped to envelopes. */
@@ -14,7 +14,7 @@ function fromFramework(err: unknown): ApiError | undefined {
 }
 
 /** The last middleware: whatever went wrong leaves as the envelope, with the right status and headers. */
-export function errorHandler(log: Logger) {
+export function errorHandler(log: Logger, unread: UnreadBodies) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof ClientGone) {
       // Nobody is left to answer; the request line records the abort.
@@ -42,7 +42,7 @@ export function errorHandler(log: Logger) {
     if (res.destroyed) return;
     res.status(apiErr.status);
     for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
-    if (closeAfterEarlyAnswer(req)) res.setHeader("connection", "close");
+    if (unread.closeAfterEarlyAnswer(req)) res.setHeader("connection", "close");
     res.json(apiErr.toEnvelope());
   };
 }

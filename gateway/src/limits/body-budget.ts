@@ -3,10 +3,15 @@
  * leaves the rest to everybody else. A request reserves its upper bound (the declared length, or the body
  * limit when the length is unknown) before a byte of its body is read, and gives the bytes back once the
  * model server has its answer under way (or the request ended).
+ *
+ * When the gateway-wide budget is full, uploads still in progress of the key holding the most yield to a key
+ * holding less (oldest first): several keys stalling uploads together cannot starve the others either.
  */
 export class BodyBudget {
   private reserved = 0;
   private readonly byKey = new Map<string, number>();
+  /** Leases whose body is still arriving, per key, oldest first: the ones that may be preempted. */
+  private readonly uploading = new Map<string, Set<BodyLease>>();
 
   constructor(
     readonly totalBytes: number,
@@ -24,24 +29,51 @@ export class BodyBudget {
 
   /** A lease on `bytes`, or which share would be exceeded. */
   reserve(key: string, bytes: number): BodyLease | "key" | "gateway" {
-    const held = this.reservedBy(key);
-    if (held + bytes > this.perKeyBytes) return "key";
-    if (this.reserved + bytes > this.totalBytes) return "gateway";
+    const wanted = this.reservedBy(key) + bytes;
+    if (wanted > this.perKeyBytes) return "key";
+    while (this.reserved + bytes > this.totalBytes) {
+      if (!this.preemptFor(key, wanted)) return "gateway";
+    }
     this.adjust(key, bytes);
     return new BodyLease(this, key, bytes);
   }
 
-  /** @internal Used by leases to resize and return their bytes. */
+  /** Preempts the oldest upload of the key holding the most, if it holds more than `wanted`. */
+  private preemptFor(key: string, wanted: number): boolean {
+    let victim: string | undefined;
+    for (const [k, leases] of this.uploading) {
+      if (k !== key && leases.size > 0 && this.reservedBy(k) > wanted && (!victim || this.reservedBy(k) > this.reservedBy(victim))) victim = k;
+    }
+    const lease = victim ? this.uploading.get(victim)!.values().next().value : undefined;
+    if (!lease) return false;
+    lease.preempt();
+    return true;
+  }
+
+  /** @internal Lease bookkeeping. */
   adjust(key: string, delta: number): void {
     this.reserved += delta;
     const next = this.reservedBy(key) + delta;
     if (next > 0) this.byKey.set(key, next);
     else this.byKey.delete(key);
   }
+
+  /** @internal */
+  setUploading(key: string, lease: BodyLease, uploading: boolean): void {
+    let set = this.uploading.get(key);
+    if (uploading) {
+      if (!set) this.uploading.set(key, (set = new Set()));
+      set.add(lease);
+    } else if (set) {
+      set.delete(lease);
+      if (set.size === 0) this.uploading.delete(key);
+    }
+  }
 }
 
 export class BodyLease {
   private released = false;
+  private onPreempt: (() => void) | undefined;
 
   constructor(
     private readonly budget: BodyBudget,
@@ -51,6 +83,19 @@ export class BodyLease {
 
   get size(): number {
     return this.released ? 0 : this.bytes;
+  }
+
+  /** While the body arrives the lease may be preempted: then `onPreempt` runs (after the bytes are returned). */
+  uploading(onPreempt: () => void): void {
+    if (this.released) return;
+    this.onPreempt = onPreempt;
+    this.budget.setUploading(this.key, this, true);
+  }
+
+  /** The body has arrived: it is no longer preemptible. */
+  uploaded(): void {
+    this.onPreempt = undefined;
+    this.budget.setUploading(this.key, this, false);
   }
 
   /** Once the real size is known: usually smaller than reserved (a rewritten body may be a few bytes larger). */
@@ -64,6 +109,14 @@ export class BodyLease {
   release(): void {
     if (this.released) return;
     this.released = true;
+    this.budget.setUploading(this.key, this, false);
     this.budget.adjust(this.key, -this.bytes);
+  }
+
+  /** @internal Called by the budget to make room. */
+  preempt(): void {
+    const notify = this.onPreempt;
+    this.release();
+    notify?.();
   }
 }

@@ -30,10 +30,10 @@ export function expectsContinue(req: IncomingMessage): boolean {
 /**
  * Reads the request body into one buffer, bounded in size and time: a declared length is allocated once and
  * filled in place; more bytes than the limit, a pause longer than the idle timeout or a body slower than the
- * total timeout stop the read with 413 or 408. A client waiting on `Expect: 100-continue` is told to send only
+ * total timeout stop the read with 413 or 408; so does `signal`, with its reason. A client waiting on `Expect: 100-continue` is told to send only
  * now, after it was admitted.
  */
-export function readBody(req: IncomingMessage, res: ServerResponse, limits: BodyReadLimits): Promise<Buffer> {
+export function readBody(req: IncomingMessage, res: ServerResponse, limits: BodyReadLimits, signal?: AbortSignal): Promise<Buffer> {
   const declared = declaredLength(req);
   if (declared !== undefined && declared > limits.limitBytes) return Promise.reject(errors.bodyTooLarge(limits.limitBytes));
   if (req.complete && req.readableEnded) return Promise.resolve(Buffer.alloc(0));
@@ -50,6 +50,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limits: Body
       clearTimeout(idle);
       clearTimeout(total);
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
+      signal?.removeEventListener("abort", onAbort);
       if (err) {
         // Stop pulling bytes; what is left is discarded or the connection closed (see unread-body.ts).
         req.pause();
@@ -66,10 +67,12 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limits: Body
     const onEnd = () => finish();
     const onError = () => finish(new ClientGone("before its request body arrived"));
     const onClose = () => finish(req.complete ? undefined : new ClientGone("before its request body arrived"));
+    const onAbort = () => finish(signal?.reason);
 
     const idle = setTimeout(() => finish(errors.requestTimeout("request body")), limits.idleTimeoutMs);
     const total = setTimeout(() => finish(errors.requestTimeout("request body")), limits.totalTimeoutMs);
     req.on("data", onData).on("end", onEnd).on("error", onError).on("close", onClose);
+    signal?.addEventListener("abort", onAbort, { once: true });
     if (expectsContinue(req) && !res.headersSent) res.writeContinue();
   });
 }
