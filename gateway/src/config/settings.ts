@@ -110,6 +110,11 @@ const LimitsSchema = {
 /** Settings that bound a client's resources, in the order docs/gateway-api.md lists them. */
 export const LIMIT_SETTINGS = Object.keys(LimitsSchema) as (keyof typeof LimitsSchema)[];
 
+/** A limit's documentation, as registered with its schema. */
+export function limitDoc(key: (typeof LIMIT_SETTINGS)[number]): LimitDoc {
+  return LimitsSchema[key].meta() as unknown as LimitDoc;
+}
+
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
 const SettingsObject = z.strictObject({
   host: z.string().min(1).default("0.0.0.0"),

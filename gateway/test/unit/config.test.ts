@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCatalogFile, parseCatalog } from "../../src/config/load-catalog";
-import { settingsFromEnv } from "../../src/config/settings";
+import { rssBoundBytes } from "../../src/config/memory-bound";
+import { LIMIT_SETTINGS, SETTINGS_ENV, limitDoc, settingsFromEnv } from "../../src/config/settings";
 
 const model = (id: string) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } });
 
@@ -42,5 +43,29 @@ describe("gateway settings", () => {
   });
   it("names the environment variable that is wrong", () => {
     expect(() => settingsFromEnv({ PORT: "http", GATEWAY_HEALTH_INTERVAL_MS: "-1" })).toThrow(/PORT[\s\S]*GATEWAY_HEALTH_INTERVAL_MS/);
+  });
+});
+
+describe("limits", () => {
+  it("every limit documents what it bounds, why its default, and what a client sees", () => {
+    for (const key of LIMIT_SETTINGS) {
+      const doc = limitDoc(key);
+      expect(doc?.description).toBeTruthy();
+      expect(doc?.why).toBeTruthy();
+      expect(doc?.clientSees).toBeTruthy();
+      expect(SETTINGS_ENV[key]).toMatch(/^GATEWAY_/);
+    }
+  });
+
+  it("checks limits that only make sense together, naming the variable", () => {
+    expect(() => settingsFromEnv({ GATEWAY_BODY_LIMIT_BYTES: String(32 * 1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_PER_KEY_BYTES: must be at least the body limit/);
+    expect(() => settingsFromEnv({ GATEWAY_BODY_MEMORY_BYTES: String(1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_BYTES/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_CONNECTIONS: "100" })).toThrow(/GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: must be at most maxConnections/);
+    expect(() => settingsFromEnv({ GATEWAY_REQUEST_TIMEOUT_MS: "5000" })).toThrow(/GATEWAY_REQUEST_TIMEOUT_MS: must exceed the headers timeout/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_JSON_DEPTH: "5000" })).toThrow(/GATEWAY_MAX_JSON_DEPTH/);
+  });
+
+  it("the defaults keep the gateway under 384 MiB", () => {
+    expect(rssBoundBytes(settingsFromEnv({}))).toBe(384 * 1024 * 1024);
   });
 });
