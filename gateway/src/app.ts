@@ -73,6 +73,7 @@ export function createApp(deps: AppDeps): Express {
       retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
       sseKeepAliveMs: settings.sseKeepAliveMs,
       clientStallTimeoutMs: settings.clientStallTimeoutMs,
+      maxAnswerBytes: settings.maxAnswerBytes,
     }),
   );
   app.use((req, _res) => {

@@ -47,6 +47,10 @@ export interface GatewayProcessOptions {
   entry?: "bundle" | "source";
   /** The chat model's concurrency cap and simulated time per token (many long streams at once). */
   chat?: { maxConcurrency?: number; interTokenLatencyMs?: number };
+  /** Dimensions of the simulated embedder (large answers). */
+  embedDimensions?: number;
+  /** More chat models served by an address of the caller's (pool mode: one address, passively checked). */
+  extraChatModels?: { id: string; url: string; upstreamModel?: string }[];
 }
 
 let bundled: Promise<string> | undefined;
@@ -71,7 +75,12 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       maxNumSeqs: options.chat?.maxConcurrency ?? 16,
       latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: options.chat?.interTokenLatencyMs ?? 0, prefillTimePerTokenMs: 0 },
     }),
-    await startSimulator({ models: ["embed"], kind: "embed", latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 0, prefillTimePerTokenMs: 0 } }),
+    await startSimulator({
+      models: ["embed"],
+      kind: "embed",
+      embeddingDimensions: options.embedDimensions ?? 384,
+      latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 0, prefillTimePerTokenMs: 0 },
+    }),
   ];
   const dir = mkdtempSync(join(tmpdir(), "gateway-process-"));
   const keys: Record<string, string> = {};
@@ -83,6 +92,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       models: [
         { id: "chat", category: "generative", maxConcurrency: options.chat?.maxConcurrency ?? 16, upstream: { mode: "endpoints", endpoints: [{ url: sims[0]!.url }] } },
         { id: "embed", category: "embedder", upstream: { mode: "endpoints", endpoints: [{ url: sims[1]!.url }] } },
+        ...(options.extraChatModels ?? []).map((m) => ({ id: m.id, category: "generative", upstreamModel: m.upstreamModel, upstream: { mode: "pool", url: m.url } })),
       ],
     }),
   );

@@ -212,6 +212,16 @@ export const errors = {
   upstreamTimeout: (model: string) =>
     new ApiError(504, `Model \`${model}\` did not respond in time.`, "timeout_error", "upstream_timeout"),
 
+  answerTooLarge: (model: string, limitBytes: number) =>
+    new ApiError(
+      502,
+      `Model \`${model}\` answered with more than ${limitBytes} bytes. Ask for encoding_format "base64", send fewer inputs, or stream.`,
+      "server_error",
+      "upstream_answer_too_large",
+      null,
+      { "x-should-retry": "false" },
+    ),
+
   upstreamFailed: (model: string, detail: string) =>
     new ApiError(502, `Model \`${model}\` failed: ${detail}`, "server_error", "upstream_error"),
 

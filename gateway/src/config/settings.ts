@@ -95,6 +95,11 @@ const LimitsSchema = {
     why: "Generous for the slowest token on a loaded replica and for long prefills behind SSE keep-alives; users of other gateways keep meeting 60 s total timeouts that cut long answers, so there is none.",
     clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
   }),
+  maxAnswerBytes: limit(count().default(64 * MiB), {
+    description: "Size of a non-streaming answer from a model server, which the gateway holds whole while relaying it (streamed answers pass event by event).",
+    why: "The largest ordinary answer is embeddings: 2,048 inputs of 4,096 dimensions are 45 MB as base64 (what the OpenAI SDKs ask for by default) but about 180 MB as JSON floats. 64 MiB admits every base64 answer and float answers up to about 3 million values.",
+    clientSees: "502 `upstream_answer_too_large` (`x-should-retry: false`): ask for base64, fewer inputs, or stream.",
+  }),
   upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
     description: "Until the model server sends response headers; for a non-streaming request that is the whole generation.",
     why: "The OpenAI SDKs' own default timeout (10 minutes); a streaming request gets its headers at once and is bounded by upstreamIdleTimeoutMs instead.",
@@ -180,6 +185,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   unhealthyThreshold: "GATEWAY_UNHEALTHY_THRESHOLD",
   upstreamHeadersTimeoutMs: "GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS",
   upstreamIdleTimeoutMs: "GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS",
+  maxAnswerBytes: "GATEWAY_MAX_ANSWER_BYTES",
   maxConnections: "GATEWAY_MAX_CONNECTIONS",
   maxConnectionsPerAddress: "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS",
   maxHeaderBytes: "GATEWAY_MAX_HEADER_BYTES",

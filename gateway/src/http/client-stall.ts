@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import type { NextFunction, Request, Response } from "express";
+import { requestLog } from "./request-log";
 
 /**
  * A client that stops reading must not hold a response (and the memory it is buffered in, and for a stream a
@@ -11,7 +12,7 @@ export function boundClientStalls(ms: number) {
     // 'prefinish': the whole answer is handed to the socket; 'finish': the client has taken it.
     res.once("prefinish", () => {
       if (res.writableFinished) return;
-      const timer = setTimeout(() => res.destroy(), ms);
+      const timer = setTimeout(() => stalled(res), ms);
       timer.unref();
       const clear = () => clearTimeout(timer);
       res.once("finish", clear).once("close", clear);
@@ -29,7 +30,7 @@ export async function writable(res: Response, stallMs: number): Promise<void> {
   const ac = new AbortController();
   const timer = setTimeout(() => {
     ac.abort();
-    res.destroy();
+    stalled(res);
   }, stallMs);
   try {
     await Promise.race([once(res, "drain", { signal: ac.signal }), once(res, "close", { signal: ac.signal })]);
@@ -39,4 +40,9 @@ export async function writable(res: Response, stallMs: number): Promise<void> {
     clearTimeout(timer);
     ac.abort();
   }
+}
+
+function stalled(res: Response): void {
+  if (res.locals.log) requestLog(res).clientStalled = true;
+  res.destroy();
 }

@@ -16,6 +16,8 @@ export interface RequestLogFields {
   completionTokens?: number;
   errorCode?: string | null;
   streamError?: string;
+  /** The client stopped reading and was disconnected after the stall timeout. */
+  clientStalled?: boolean;
 }
 
 export function requestLog(res: Response): RequestLogFields {
@@ -51,7 +53,7 @@ export function requestLogging(log: Logger, sampler: LogSampler) {
             status: res.headersSent ? res.statusCode : 499,
             latencyMs: Math.round(latencyMs * 10) / 10,
             apiKeyName: key?.name,
-            clientAborted: !res.writableFinished,
+            clientAborted: !res.writableFinished || fields.clientStalled === true,
             ...fields,
           },
           "request",

@@ -5,6 +5,7 @@ import { errors, type ApiError } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
 import { clientErrorHandler } from "./client-error";
 import { ConnectionGuard, type ConnectionEvents } from "./connection-guard";
+import { requestIdFrom } from "./request-id";
 
 export type TransportLimits = Pick<
   GatewaySettings,
@@ -71,9 +72,17 @@ export function createTransport(app: RequestListener, limits: TransportLimits, e
   server.prependListener("request", track);
   // With a listener here Node does not send "100 Continue" by itself: the body reader does, after admission.
   server.on("checkContinue", (req, res) => server.emit("request", req, res));
-  server.on("checkExpectation", (_req, res: ServerResponse) => {
+  server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
     const err = errors.expectationFailed();
-    res.writeHead(err.status, { "content-type": "application/json; charset=utf-8", ...err.headers }).end(JSON.stringify(err.toEnvelope()));
+    const body = JSON.stringify(err.toEnvelope());
+    res
+      .writeHead(err.status, {
+        "content-type": "application/json; charset=utf-8",
+        "content-length": Buffer.byteLength(body),
+        "x-request-id": requestIdFrom(req.headers["x-request-id"]),
+        ...err.headers,
+      })
+      .end(body);
   });
   server.on(
     "clientError",

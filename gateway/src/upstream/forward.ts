@@ -9,6 +9,7 @@ import { writable } from "../http/client-stall";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
+import { JsonAnswer } from "./json-answer";
 import { normalizeUpstreamError, parseErrorBody } from "./normalize-error";
 
 export interface Usage {
@@ -60,6 +61,8 @@ export interface ForwardOptions {
   sseKeepAliveMs: number;
   /** Longest wait for a client that does not read its stream. */
   clientStallTimeoutMs: number;
+  /** Largest non-streaming answer held for relaying. */
+  maxAnswerBytes: number;
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
@@ -152,7 +155,7 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
     // A replica answered: no other attempt will need the body, and its memory goes back to the budget.
     call.body.release();
     try {
-      return await relay(call, upstream, replica, attempt, opts.clientStallTimeoutMs);
+      return await relay(call, upstream, replica, attempt, opts);
     } finally {
       pool.release(replica);
     }
@@ -200,48 +203,70 @@ async function relay(
   upstream: Dispatcher.ResponseData,
   replica: Replica,
   attempts: number,
-  stallMs: number,
+  opts: ForwardOptions,
 ): Promise<UpstreamOutcome> {
   const base = { replica: replica.url, attempts };
   const status = upstream.statusCode;
   const contentType = String(upstream.headers["content-type"] ?? "");
 
   if (status >= 300) {
-    const text = await readText(upstream, call);
-    throw normalizeUpstreamError(status, parseErrorBody(text), call.pool.model.id);
+    // An error body is read whole but only its head matters (proxies answer with whole HTML pages).
+    const bytes = await readBytes(upstream, call, opts.maxAnswerBytes);
+    throw normalizeUpstreamError(status, parseErrorBody(bytes.subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8")), call.pool.model.id);
   }
   if (call.stream && contentType.includes("text/event-stream")) {
-    return { ...base, status, ...(await relaySse(call, upstream, stallMs)) };
+    return { ...base, status, ...(await relaySse(call, upstream, opts.clientStallTimeoutMs)) };
   }
   if (call.res.headersSent) {
     // Keep-alive already committed to an event stream; a JSON answer can only travel as an error event.
     await upstream.body.dump();
     throw errors.upstreamFailed(call.pool.model.id, "the model server answered a streaming request without an event stream");
   }
-  const text = await readText(upstream, call);
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw errors.upstreamFailed(call.pool.model.id, "the model server sent a body that is not JSON");
-  }
-  if (parsed && typeof parsed === "object" && "error" in parsed && parsed.error) {
+  const answer = JsonAnswer.inspect(await readBytes(upstream, call, opts.maxAnswerBytes));
+  if (!answer) throw errors.upstreamFailed(call.pool.model.id, "the model server sent a body that is not JSON");
+  const error = answer.member("error");
+  if (error) {
     // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
-    throw normalizeUpstreamError(500, parsed, call.pool.model.id);
+    throw normalizeUpstreamError(500, { error }, call.pool.model.id);
   }
   const rewrite = call.pool.upstreamModel !== call.pool.model.id;
-  if (rewrite) parsed.model = call.pool.model.id;
   call.res
     .status(status)
     .type("application/json")
-    .send(rewrite ? JSON.stringify(parsed) : text);
-  return { ...base, status, usage: asUsage(parsed.usage) };
+    .send(rewrite ? answer.withMember("model", JSON.stringify(call.pool.model.id)) : answer.bytes);
+  return { ...base, status, usage: asUsage(answer.member("usage")) };
 }
 
-async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall): Promise<string> {
+/** Error bodies are cut to this before parsing. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/**
+ * The upstream body as one buffer, at most `limit` bytes: Buffers live outside the JavaScript heap (see
+ * json-answer.ts), and a declared length is allocated once and filled in place (no second copy).
+ */
+async function readBytes(upstream: Dispatcher.ResponseData, call: UpstreamCall, limit: number): Promise<Buffer> {
+  const declared = Number(upstream.headers["content-length"] ?? NaN);
+  const tooLarge = () => errors.answerTooLarge(call.pool.model.id, limit);
+  if (declared > limit) {
+    upstream.body.destroy();
+    throw tooLarge();
+  }
   try {
-    return await upstream.body.text();
+    const fixed = Number.isInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      if (received + chunk.length > (fixed?.length ?? limit)) {
+        upstream.body.destroy();
+        throw tooLarge();
+      }
+      if (fixed) chunk.copy(fixed, received);
+      else chunks.push(chunk);
+      received += chunk.length;
+    }
+    return fixed ? fixed.subarray(0, received) : Buffer.concat(chunks, received);
   } catch (err) {
+    if (err instanceof ApiError) throw err;
     if (errorCode(err) === "UND_ERR_BODY_TIMEOUT") throw errors.upstreamTimeout(call.pool.model.id);
     if (call.signal.aborted) throw new ClientGone("while the model server was answering");
     throw errors.upstreamFailed(call.pool.model.id, "the model server closed the connection mid-response");
