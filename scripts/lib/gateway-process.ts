@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,7 +9,7 @@ import { generateApiKey, hashApiKey } from "../../gateway/src/auth/api-keys";
 import { SETTINGS_ENV, type GatewaySettingsInput } from "../../gateway/src/config/settings";
 import { IMAGE_HEAP_LIMIT_MIB } from "../../gateway/src/config/memory-bound";
 import { buildGateway, BUNDLE } from "../build-gateway";
-import { freePort, ROOT } from "./processes";
+import { freePort, ROOT, spawnWithFileLimit } from "./processes";
 
 /**
  * The production gateway as a process of its own, in front of simulated model servers: what a hostile client
@@ -115,10 +115,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
   // The image's heap cap (gateway/Dockerfile), so memory behaves as in production.
   const heap = `--max-old-space-size=${IMAGE_HEAP_LIMIT_MIB}`;
   const args = options.entry === "source" ? [heap, "--import", "tsx", "gateway/src/cli/serve.ts"] : [heap, await bundlePath()];
-  // Through sh only to raise the open-file limit first (to the hard limit if the wish is refused).
-  const proc = options.fileLimit
-    ? spawn("sh", ["-c", `ulimit -n ${options.fileLimit} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`, "sh", process.execPath, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
-    : spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const spawnOptions = { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] } satisfies SpawnOptions;
+  const proc = options.fileLimit ? spawnWithFileLimit(options.fileLimit, process.execPath, args, spawnOptions) : spawn(process.execPath, args, spawnOptions);
   const rawLogs: string[] = [];
   const logs: Record<string, unknown>[] = [];
   let partial = "";

@@ -10,11 +10,12 @@
  * `uploads`: connections from one address, each a POST declaring `size` bytes with a valid key, then sending
  * all but the last byte and stalling. `idle`: connections that never send a byte.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
+import { openFileLimit } from "../../gateway/src/http/transport";
+import { spawnWithFileLimit } from "./processes";
 
 export type AttackCommand =
   | { kind: "uploads"; port: number; localAddress: string; key: string; count: number; size: number; window: number }
@@ -33,15 +34,6 @@ export interface AttackReport {
 }
 
 export type AttackMessage = { type: "ready"; fileLimit: number | undefined } | ({ type: "report" } & AttackReport);
-
-function fileLimit(): number | undefined {
-  try {
-    const m = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
-    return m ? Number(m[1]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 const sockets = new Set<Socket>();
 const send = (m: AttackMessage) => process.send?.(m);
@@ -136,7 +128,7 @@ if (require.main === module) {
     }
     void (cmd.kind === "uploads" ? uploads(cmd) : idle(cmd)).then((r) => send({ type: "report", ...r }));
   });
-  send({ type: "ready", fileLimit: fileLimit() });
+  send({ type: "ready", fileLimit: openFileLimit() });
 }
 
 /** Descriptors a child keeps for itself (stdio, IPC, the runtime). */
@@ -151,9 +143,7 @@ export class HostileClient {
   ) {}
 
   static async start(wantedFiles = 65_536): Promise<HostileClient> {
-    // Raise the soft limit (to the hard one if the wish is refused); root in CI may raise the hard one too.
-    const script = `ulimit -n ${wantedFiles} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$0" --import tsx "$1"`;
-    const proc = spawn("sh", ["-c", script, process.execPath, join(__dirname, "hostile-client.ts")], {
+    const proc = spawnWithFileLimit(wantedFiles, process.execPath, ["--import", "tsx", join(__dirname, "hostile-client.ts")], {
       cwd: join(__dirname, "..", ".."),
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

@@ -39,6 +39,11 @@ export class ApiError extends Error {
 /** The connection cannot carry another request (framing lost, or the client is too slow): close it after this. */
 const CLOSE = { connection: "close" } as const;
 
+/** A request over a size limit: sending it again unchanged cannot succeed, so the SDKs must not retry. */
+function overLimit(status: number, subjectAndVerb: string, limitBytes: number, code: string, headers: Record<string, string> = {}): ApiError {
+  return new ApiError(status, `${subjectAndVerb} the limit of ${limitBytes} bytes.`, "invalid_request_error", code, null, { ...headers, "x-should-retry": "false" });
+}
+
 /** Seconds, as both headers the SDKs read: retry-after-ms wins in openai-node, retry-after everywhere else. */
 export function retryAfterHeaders(seconds: number): Record<string, string> {
   const s = Math.max(0, seconds);
@@ -106,15 +111,7 @@ export const errors = {
   requestTimeout: (what: string) =>
     new ApiError(408, `The ${what} did not arrive in time.`, "invalid_request_error", "request_timeout", null, CLOSE),
 
-  headersTooLarge: (limitBytes: number) =>
-    new ApiError(
-      431,
-      `Request headers exceed the limit of ${limitBytes} bytes.`,
-      "invalid_request_error",
-      "request_header_fields_too_large",
-      null,
-      { ...CLOSE, "x-should-retry": "false" },
-    ),
+  headersTooLarge: (limitBytes: number) => overLimit(431, "Request headers exceed", limitBytes, "request_header_fields_too_large", CLOSE),
 
   malformedHttp: () =>
     new ApiError(400, "The request is not valid HTTP/1.1.", "invalid_request_error", "invalid_http", null, CLOSE),
@@ -156,15 +153,7 @@ export const errors = {
       retryAfterHeaders(1),
     ),
 
-  bodyTooLarge: (limitBytes: number) =>
-    new ApiError(
-      413,
-      `Request body exceeds the limit of ${limitBytes} bytes.`,
-      "invalid_request_error",
-      "request_too_large",
-      null,
-      { "x-should-retry": "false" },
-    ),
+  bodyTooLarge: (limitBytes: number) => overLimit(413, "Request body exceeds", limitBytes, "request_too_large"),
 
   unknownUrl: (method: string, path: string) =>
     new ApiError(404, `Invalid URL (${clientText(method, 32)} ${clientText(path)})`, "invalid_request_error", "unknown_url"),
