@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { NextFunction, Request, Response } from "express";
-import { declaredLength, expectsContinue } from "./body/read-body";
+import { declaredLength, expectsContinue, hasBody } from "./body/read-body";
 
 /** A client sending a body the size of the limit at a modest rate finishes within this. */
 const DISCARD_MS = 3000;
@@ -25,7 +25,9 @@ export class UnreadBodies {
 
   /** Called before an early answer is written: true if the connection must close after it. */
   closeAfterEarlyAnswer(req: IncomingMessage): boolean {
-    if (req.complete) return false;
+    // A request without a body (a GET, `Content-Length: 0`) leaves nothing to discard, even while Node has not
+    // yet marked it complete (an answer written synchronously by the handler).
+    if (req.complete || !hasBody(req)) return false;
     if (expectsContinue(req) && !req.readableDidRead) return true;
     const declared = declaredLength(req);
     return declared === undefined || declared > this.limitBytes || req.readableDidRead || this.discarding >= MAX_DISCARDING;

@@ -1,7 +1,8 @@
-import { connect, type Socket } from "node:net";
+import { connect } from "node:net";
 import { exchange, expectEnvelope, expectStillHealthy, postHead, startHostileTarget, type Part } from "../support/hostile";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 import { waitFor } from "../support/harness";
+import { readResponse } from "../support/raw-http";
 
 /**
  * Slow and stalling clients: every phase of a request a client controls (headers, body, reading the answer,
@@ -19,24 +20,6 @@ const SETTINGS = {
 };
 
 const trickle = (text: string, every: number): Part[] => [...text].flatMap((c) => [c, { pauseMs: every }]);
-
-/** Reads one response (headers and a content-length body) from a raw socket. */
-function readResponse(socket: Socket): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    let raw = "";
-    const onData = (d: Buffer) => {
-      raw += d.toString("latin1");
-      const end = raw.indexOf("\r\n\r\n");
-      if (end < 0) return;
-      const length = Number(/content-length: (\d+)/i.exec(raw.slice(0, end))?.[1] ?? 0);
-      if (raw.length - end - 4 < length) return;
-      socket.off("data", onData);
-      resolve({ status: Number(raw.slice(9, 12)), body: raw.slice(end + 4, end + 4 + length) });
-    };
-    socket.on("data", onData);
-    socket.once("close", () => reject(new Error(`closed before a response: ${raw.slice(0, 200)}`)));
-  });
-}
 
 describe("hostile: slow clients", () => {
   let gw: GatewayProcess;
