@@ -16,14 +16,26 @@ export interface DescribedIssue {
 type Issue = z.core.$ZodIssue;
 type Path = readonly PropertyKey[];
 
-/** `messages[0].content` style, the way OpenAI names nested params. */
+/** Longest echoed path segment: record keys (`logit_bias`, `metadata`) are the client's own strings. */
+const SEGMENT_MAX = 64;
+/** Longest echoed path: nesting is bounded by maxJsonDepth, but 128 levels of 64 characters are still 8 KiB. */
+const PARAM_MAX = 256;
+
+/**
+ * `messages[0].content` style, the way OpenAI names nested params. Each segment is bounded and escaped (a key
+ * may be 300 KB with newlines in it), and so is the whole path.
+ */
 export function formatParam(path: Path): string | null {
   let out = "";
   for (const seg of path) {
     if (typeof seg === "number") out += `[${seg}]`;
-    else out += out ? `.${String(seg)}` : String(seg);
+    else {
+      const text = clientText(String(seg), SEGMENT_MAX);
+      out += out ? `.${text}` : text;
+    }
+    if (out.length > PARAM_MAX) break;
   }
-  return out || null;
+  return out ? clientText(out, PARAM_MAX) : null;
 }
 
 const EXPECTED: Record<string, string> = {

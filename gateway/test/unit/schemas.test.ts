@@ -54,6 +54,18 @@ describe("chat completion request validation", () => {
     expect(paramOf(ChatCompletionRequestSchema, chat(extra))).toBe("ok");
   });
 
+  it("echoes a client-chosen key bounded and escaped, in param and message", () => {
+    const key = `${"k".repeat(300_000)}\n{"forged":1}`;
+    const r = parseBody(ChatCompletionRequestSchema, chat({ logit_bias: { [key]: 1000 } }));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.param!.startsWith("logit_bias.kkk")).toBe(true);
+    expect(r.error.param!.length).toBeLessThan(300);
+    expect(r.error.message.length).toBeLessThan(700);
+    expect(r.error.message).not.toContain("\n");
+    expect(r.error.param).toContain("(300013 characters)");
+  });
+
   it("keeps unknown fields so they reach the model server", () => {
     const r = parseBody(ChatCompletionRequestSchema, chat({ top_k: 5, min_p: 0.1 }));
     expect(r.ok && (r.value as Record<string, unknown>).top_k).toBe(5);
