@@ -15,7 +15,7 @@ import { prefixHashes, promptText } from "../upstream/prefix-index";
 import { requestLog } from "../http/request-log";
 import { takeAdmittedBody, type AdmittedBody } from "../http/admission";
 import { HeldBody } from "../http/body/held-body";
-import { replaceMembers } from "../http/body/json-members";
+import { memberKey, replaceMembers, type JsonMember } from "../http/body/json-members";
 
 type RequestShape = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null };
 
@@ -41,6 +41,22 @@ interface PreparedRequest {
   pick: PickContext;
 }
 
+/** Top-level members that decide what the gateway does with a request. */
+const ACTED_ON = new Set(["model", "stream", "stream_options"]);
+
+/** Which of ACTED_ON the body holds more than once (keys compared decoded: "mod\u0065l" is "model"). */
+function repeatedMembers(members: readonly JsonMember[]): Set<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const m of members) {
+    const key = memberKey(m);
+    if (!ACTED_ON.has(key)) continue;
+    if (seen.has(key)) repeated.add(key);
+    seen.add(key);
+  }
+  return repeated;
+}
+
 /**
  * Validates the admitted body, resolves the model and builds the bytes to send. Synchronous on purpose: the
  * parsed body (which may take many times the body's size) is garbage as soon as this returns, before the
@@ -60,10 +76,15 @@ function prepare(ep: Endpoint, admitted: AdmittedBody, req: Request, res: Respon
   if (pool.model.category !== ep.category) throw errors.wrongCategory(model, ep.what);
 
   // Streams always ask for the usage chunk (token limits and metrics need it); it is dropped again if the
-  // client did not ask for it.
+  // client did not ask for it. A member the gateway acts on that the client repeated is rewritten too: the
+  // gateway decided on JSON.parse's value (the last), and a model server keeping the first would otherwise
+  // serve a model the key may not use, or stream to a client expecting JSON.
+  const repeated = repeatedMembers(admitted.members);
   const replace: Record<string, string> = {};
-  if (pool.upstreamModel !== model) replace.model = JSON.stringify(pool.upstreamModel);
+  if (pool.upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(pool.upstreamModel);
   if (stream === true) replace.stream_options = JSON.stringify({ ...(stream_options ?? {}), include_usage: true });
+  else if (repeated.has("stream_options")) replace.stream_options = JSON.stringify(stream_options ?? null);
+  if (repeated.has("stream")) replace.stream = JSON.stringify(stream ?? null);
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
   return {

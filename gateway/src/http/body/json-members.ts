@@ -91,6 +91,7 @@ export function scanJson(bytes: Uint8Array, limits: JsonLimits): JsonScan {
 
 /** The member's key as a string (keys may be written with escapes, e.g. "mod\u0065l"). */
 export function memberKey(m: JsonMember): string {
+  if (!m.rawKey.includes("\\")) return m.rawKey.slice(1, -1);
   try {
     return JSON.parse(m.rawKey) as string;
   } catch {
