@@ -81,7 +81,7 @@ export class GatewayMetrics {
 
   readonly connectionsRefused = new Counter({
     name: "gateway_connections_refused_total",
-    help: "New client connections closed at once: every connection at the cap (total or one address's) was busy.",
+    help: "Client connections closed at once: a new one when every connection at a cap was busy (scope total or address), or one that pipelined too many requests ahead of their answers (scope pipelining).",
     labelNames: ["scope"] as const,
     registers: [this.registry],
   });
