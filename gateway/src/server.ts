@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getHeapStatistics } from "node:v8";
 import Redis from "ioredis";
@@ -8,6 +8,7 @@ import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
 import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
 import type { GatewaySettings } from "./config/settings";
+import { createOpsServer } from "./http/ops-listener";
 import { createTransport } from "./http/transport";
 import { BodyBudget } from "./limits/body-budget";
 import { RateLimiter } from "./limits/rate-limiter";
@@ -33,6 +34,8 @@ export interface RunningGateway {
   url: string;
   port: number;
   metricsUrl: string;
+  /** The operations listener (metrics and probes): where the pod's probes should point. */
+  opsUrl: string;
   registry: ModelRegistry;
   keys: ApiKeyStore;
   keysReloader?: KeysFileReloader;
@@ -120,14 +123,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   if (maxConnections < settings.maxConnections) {
     log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");
   }
-  const metricsServer = createServer((req, res) => {
-    if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
-      metrics.registry.metrics().then(
-        (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
-        () => res.writeHead(500).end(),
-      );
-    } else res.writeHead(404, { "content-type": "text/plain" }).end("metrics are at /metrics\n");
-  });
+  const metricsServer = createOpsServer(metrics, state);
 
   const port = await listen(server, settings.port, settings.host);
   const metricsPort = await listen(metricsServer, settings.metricsPort, settings.host);
@@ -184,6 +180,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     url: `http://${host}:${port}`,
     port,
     metricsUrl: `http://${host}:${metricsPort}/metrics`,
+    opsUrl: `http://${host}:${metricsPort}`,
     registry,
     keys,
     keysReloader,

@@ -21,6 +21,8 @@ export interface GatewayProcess {
   url: string;
   port: number;
   metricsUrl: string;
+  /** The operations listener: metrics and probes. */
+  opsUrl: string;
   proc: ChildProcess;
   /** Key name -> plaintext key. */
   keys: Record<string, string>;
@@ -153,6 +155,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     url,
     port,
     metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    opsUrl: `http://127.0.0.1:${metricsPort}`,
     proc,
     keys,
     sims,

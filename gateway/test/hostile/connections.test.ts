@@ -1,5 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { exchange, expectStillHealthy, postHead, startHostileTarget } from "../support/hostile";
+import { closedWithin, rawConnect, readResponse } from "../support/raw-http";
+import { MAX_PIPELINED_REQUESTS } from "../../src/http/connection-guard";
 import { waitFor } from "../support/harness";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 
@@ -71,5 +73,48 @@ describe("hostile: connection caps", () => {
     expect(held.filter((h) => !h.closed).length).toBeLessThanOrEqual(48);
     const client = await exchange(gw.port, [`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${gw.keys.client}\r\n\r\n`], { localAddress: "127.0.0.43" });
     expect(client.status).toBe(200);
+  });
+});
+
+describe("hostile: pipelining, and probes while every slot is taken", () => {
+  let gw: GatewayProcess;
+  let bound: number;
+  const held: Held[] = [];
+  beforeAll(async () => {
+    ({ gw, boundBytes: bound } = await startHostileTarget({ settings: { maxConnections: 8, maxConnectionsPerAddress: 4, bodyIdleTimeoutMs: 30_000 } }));
+  });
+  afterAll(async () => {
+    for (const h of held) h.socket.destroy();
+    await gw.stop();
+  });
+
+  // Answered asynchronously (a synchronous answer would be written before the next request is parsed).
+  const chatBody = JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 1 });
+  const chat = (key: string) => postHead("/v1/chat/completions", { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": chatBody.length }) + chatBody;
+
+  it(`a connection pipelining more than ${MAX_PIPELINED_REQUESTS} requests ahead of their answers is closed; ${MAX_PIPELINED_REQUESTS} are all answered`, async () => {
+    const within = await rawConnect(gw.port, "127.0.0.60");
+    within.write(chat(gw.keys.client!).repeat(MAX_PIPELINED_REQUESTS));
+    for (let i = 0; i < MAX_PIPELINED_REQUESTS; i++) expect((await readResponse(within)).status).toBe(200);
+    within.destroy();
+
+    const refusedBefore = await gw.metric("gateway_connections_refused_total");
+    const over = await rawConnect(gw.port, "127.0.0.61");
+    over.on("error", () => undefined);
+    over.write(chat(gw.keys.client!).repeat(MAX_PIPELINED_REQUESTS + 1)); // one packet: all arrive before any answer
+    expect(await closedWithin(over, 5000)).toBe(true);
+    expect(await gw.metric("gateway_connections_refused_total")).toBe(refusedBefore + 1);
+    await expectStillHealthy(gw, bound);
+  });
+
+  it("with every connection slot busy, the API refuses new connections but the probes answer on the operations listener", async () => {
+    const upload = postHead("/v1/chat/completions", { authorization: `Bearer ${gw.keys.attacker}`, "content-length": 100 }) + "{";
+    for (const address of ["127.0.0.62", "127.0.0.63"]) for (let i = 0; i < 4; i++) held.push(await open(gw.port, address, upload));
+    await settle();
+    const refused = await open(gw.port, "127.0.0.64", `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await settle();
+    expect(refused.closed).toBe(true);
+    const probes = await Promise.all(["/healthz", "/readyz"].map(async (p) => (await fetch(`${gw.opsUrl}${p}`)).status));
+    expect(probes).toEqual([200, 200]);
   });
 });
