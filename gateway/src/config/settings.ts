@@ -25,10 +25,10 @@ const LimitsSchema = {
     why: "About 11 KiB of memory each (measured, `npm run bench:hostile`), so 8,192 cost under 100 MiB of the 384 MiB bound. At the cap the oldest idle connection is closed to make room, so idle floods never lock clients out. Clamped to 3/4 of the process's open-file limit (the rest is for model-server connections).",
     clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
   }),
-  maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(1024), {
-    description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap.",
-    why: "One client cannot hold more than an eighth of the connections. 1,024 is Envoy's default connection cap towards one upstream, so a proxy in front of the gateway (all its clients share its address) stays under it; raise it for a busier proxy.",
-    clientSees: "The address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once.",
+  maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
+    description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
+    why: "Off because the gateway is deployed behind a proxy (the cluster's Gateway API HTTPRoute): every client arrives from the proxy pods' few addresses, so a per-address cap would be a per-proxy-pod cap, and one tenant's connection churn would evict other tenants' pooled connections. Per-client connection limits belong at the proxy, which sees the clients. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections, keeps one address from taking more).",
+    clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
     description: "Request line plus headers, in bytes.",

@@ -60,7 +60,8 @@ describe("limits", () => {
   it("checks limits that only make sense together, naming the variable", () => {
     expect(() => settingsFromEnv({ GATEWAY_BODY_LIMIT_BYTES: String(32 * 1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_PER_KEY_BYTES: must be at least the body limit/);
     expect(() => settingsFromEnv({ GATEWAY_BODY_MEMORY_BYTES: String(1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_BYTES/);
-    expect(() => settingsFromEnv({ GATEWAY_MAX_CONNECTIONS: "100" })).toThrow(/GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: must be at most maxConnections/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_CONNECTIONS: "100", GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: "200" })).toThrow(/GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: must be at most maxConnections/);
+    expect(settingsFromEnv({}).maxConnectionsPerAddress).toBe(0); // behind a proxy every client shares its address
     expect(() => settingsFromEnv({ GATEWAY_REQUEST_TIMEOUT_MS: "5000" })).toThrow(/GATEWAY_REQUEST_TIMEOUT_MS: must exceed the headers timeout/);
     expect(() => settingsFromEnv({ GATEWAY_MAX_JSON_DEPTH: "5000" })).toThrow(/GATEWAY_MAX_JSON_DEPTH/);
   });
