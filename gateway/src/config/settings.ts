@@ -106,8 +106,8 @@ const LimitsSchema = {
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second for traffic the gateway refuses before authentication (401s, malformed HTTP); further lines are counted and summarised once a second.",
-    why: "Authenticated traffic is bounded by its keys' limits; anonymous noise is not, so it is sampled. 50 lines/s (about 15 KB/s) is plenty to diagnose an attack, and stays far under the log store's 3 MB/s per-stream rate limit however hard the gateway is hit.",
+    description: "Log lines per second that no rate limit pays for, per budget: one budget for unauthenticated traffic (401s, malformed HTTP), and one per API key for its requests its RPM did not charge (refused before or by the rate limit, unknown paths, model listings). Further lines are counted and summarised once a second.",
+    why: "A key's charged requests are bounded by its RPM and always logged; anything else can be sent without limit, so it is sampled. 50 lines/s (about 15 KB/s) per budget is plenty to diagnose a flood; all budgets flooding at once stay under the log store's 3 MB/s per-stream rate limit up to about 200 keys.",
     clientSees: "Nothing (a logging limit).",
   }),
 };

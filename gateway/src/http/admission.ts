@@ -8,6 +8,7 @@ import type { RateLimiter } from "../limits/rate-limiter";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
 import { scanJson, type JsonMember } from "./body/json-members";
 import { declaredLength, readBody } from "./body/read-body";
+import { chargeToRateLimit } from "./request-log";
 
 /** A request body that passed admission: decoded JSON bytes, the parsed value and the memory it holds. */
 export interface AdmittedBody {
@@ -53,6 +54,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
 
     const limitHeaders = await limiter.admit(key);
     for (const [k, v] of Object.entries(limitHeaders)) res.setHeader(k, v);
+    chargeToRateLimit(res);
 
     // A compressed body may inflate up to the limit whatever its declared length.
     const encoded = isEncoded(req.headers["content-encoding"]);

@@ -24,12 +24,22 @@ export function requestLog(res: Response): RequestLogFields {
   return res.locals.log as RequestLogFields;
 }
 
+/** Admission passed the key's rate limit: the request counts against its RPM, and so does its log line. */
+export function chargeToRateLimit(res: Response): void {
+  res.locals.charged = true;
+}
+
+function chargedToRateLimit(res: Response): boolean {
+  return res.locals.charged === true;
+}
+
 const UNLOGGED = new Set(["/healthz", "/readyz", "/metrics"]);
 
 /**
  * Assigns the request id (the caller's, if sane, else a new one), echoes it on every response, and writes one
  * JSON line when the response closes. The key appears by name only; probe paths are not logged; client-chosen
- * strings are bounded; lines of unauthenticated requests share the sampler's budget.
+ * strings are bounded. Lines no rate limit paid for (unauthenticated requests; a key's requests its RPM did not
+ * charge, such as refusals before or by the rate limit) are sampled, per key (see log-sampler.ts).
  */
 export function requestLogging(log: Logger, sampler: LogSampler) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -41,7 +51,10 @@ export function requestLogging(log: Logger, sampler: LogSampler) {
     if (!UNLOGGED.has(req.path)) {
       res.on("close", () => {
         const key = callerKey(res);
-        if (!key && !sampler.allow("unauthenticated requests")) return;
+        if (!chargedToRateLimit(res)) {
+          const allowed = key ? sampler.allow(`key '${key.name}': requests not charged to its rate limit`, `key:${key.name}`) : sampler.allow("unauthenticated requests");
+          if (!allowed) return;
+        }
         const fields = requestLog(res);
         const latencyMs = Number(process.hrtime.bigint() - started) / 1e6;
         log.info(

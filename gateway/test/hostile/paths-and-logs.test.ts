@@ -73,6 +73,25 @@ describe("hostile: paths and logs", () => {
     expect((res as { headers: Record<string, string> }).headers["x-request-id"]).toMatch(/^req_/);
   });
 
+  it("a key holder's requests its rate limit did not charge are sampled per key; charged ones are all logged", async () => {
+    const before = gw.logs().length;
+    const refused = (i: number) =>
+      i % 2 === 0
+        ? fetch(`${gw.url}/v1/nothing-${i}`, { headers: { authorization: `Bearer ${key}` } }) // 404, never charged
+        : fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-encoding": "zstd" }, body: "x" }); // 415, before the rate limit
+    const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => refused(i).then(async (r) => (await r.text(), r.status))));
+    expect(new Set(statuses)).toEqual(new Set([404, 415]));
+    const served = [];
+    for (let i = 0; i < 10; i++) served.push((await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${gw.keys.client}`, "content-type": "application/json" }, body: JSON.stringify({ model: "chat", messages: [{ role: "user", content: "x" }], max_tokens: 1 }) })).status);
+    expect(served.every((s) => s === 200)).toBe(true);
+    await waitFor(() => gw.logs().slice(before).some((l) => typeof l.suppressedLines === "object"), 5000, "a suppression summary");
+    const lines = gw.logs().slice(before).filter((l) => l.msg === "request");
+    expect(lines.filter((l) => l.apiKeyName === "attacker").length).toBeLessThan(300);
+    expect(lines.filter((l) => l.apiKeyName === "client" && l.status === 200)).toHaveLength(10);
+    const summary = gw.logs().slice(before).find((l) => typeof l.suppressedLines === "object")!;
+    expect((summary.suppressedLines as Record<string, number>)["key 'attacker': requests not charged to its rate limit"]).toBeGreaterThan(0);
+  });
+
   it("an anonymous flood is sampled: a few lines per second and a summary of the rest", async () => {
     const before = gw.logs().length;
     await Promise.all(Array.from({ length: 300 }, () => fetch(`${gw.url}/v1/models`, { headers: { authorization: "Bearer sk-nope" } }).then((r) => r.text())));

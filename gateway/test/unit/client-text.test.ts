@@ -52,4 +52,16 @@ describe("log lines", () => {
     sampler.stop();
     expect(lines.at(-1)).toMatchObject({ level: 40, suppressedLines: { "unauthenticated requests": 7 } });
   });
+
+  it("keeps a budget per key, apart from the anonymous one", () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({ write: (c: Buffer, _e, cb) => (lines.push(JSON.parse(c.toString()) as Record<string, unknown>), cb()) });
+    const sampler = new LogSampler(2, createLogger("info", sink));
+    const count = (kind: string, budget: string | undefined, n: number) => Array.from({ length: n }, () => sampler.allow(kind, budget)).filter(Boolean).length;
+    expect(count("key a", "key:a", 5)).toBe(2);
+    expect(count("key b", "key:b", 5)).toBe(2); // a's flood does not silence b
+    expect(count("anonymous", undefined, 5)).toBe(2);
+    sampler.stop();
+    expect(lines.at(-1)).toMatchObject({ suppressedLines: { "key a": 3, "key b": 3, anonymous: 3 } });
+  });
 });
