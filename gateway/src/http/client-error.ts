@@ -23,18 +23,24 @@ export function clientErrorFor(code: string | undefined, maxHeaderBytes: number,
   }
 }
 
+/**
+ * An error as status, headers and body, for answers written outside Express (its error handler renders the same
+ * envelope through `res.json`).
+ */
+export function errorAnswer(err: ApiError, requestId: string): { status: number; headers: Record<string, string>; body: string } {
+  const body = JSON.stringify(err.toEnvelope());
+  return {
+    status: err.status,
+    headers: { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(body)), "x-request-id": requestId, ...err.headers },
+    body,
+  };
+}
+
 /** The whole HTTP/1.1 response for an error the parser hit before Express saw a request. */
 export function rawErrorResponse(err: ApiError): string {
-  const body = JSON.stringify(err.toEnvelope());
-  const headers: Record<string, string> = {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": String(Buffer.byteLength(body)),
-    "x-request-id": requestIdFrom(undefined),
-    ...err.headers,
-    connection: "close",
-  };
-  const lines = Object.entries(headers).map(([k, v]) => `${k}: ${v}`);
-  return `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
+  const { status, headers, body } = errorAnswer(err, requestIdFrom(undefined));
+  const lines = Object.entries({ ...headers, connection: "close" }).map(([k, v]) => `${k}: ${v}`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n${lines.join("\r\n")}\r\n\r\n${body}`;
 }
 
 export interface ClientErrorOptions {

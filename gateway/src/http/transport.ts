@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { Socket } from "node:net";
 import { errors, type ApiError } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
-import { clientErrorHandler } from "./client-error";
+import { clientErrorHandler, errorAnswer } from "./client-error";
 import { ConnectionGuard, type ConnectionEvents } from "./connection-guard";
 import { requestIdFrom } from "./request-id";
 
@@ -73,16 +73,8 @@ export function createTransport(app: RequestListener, limits: TransportLimits, e
   // With a listener here Node does not send "100 Continue" by itself: the body reader does, after admission.
   server.on("checkContinue", (req, res) => server.emit("request", req, res));
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
-    const err = errors.expectationFailed();
-    const body = JSON.stringify(err.toEnvelope());
-    res
-      .writeHead(err.status, {
-        "content-type": "application/json; charset=utf-8",
-        "content-length": Buffer.byteLength(body),
-        "x-request-id": requestIdFrom(req.headers["x-request-id"]),
-        ...err.headers,
-      })
-      .end(body);
+    const { status, headers, body } = errorAnswer(errors.expectationFailed(), requestIdFrom(req.headers["x-request-id"]));
+    res.writeHead(status, headers).end(body);
   });
   server.on(
     "clientError",
