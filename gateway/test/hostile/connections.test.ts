@@ -1,5 +1,5 @@
 import { connect, type Socket } from "node:net";
-import { exchange, expectStillHealthy, postHead, startHostileTarget } from "../support/hostile";
+import { exchange, expectStillHealthy, hostileDescribe, postHead, startHostileTarget } from "../support/hostile";
 import { closedWithin, rawConnect, readResponse } from "../support/raw-http";
 import { MAX_PIPELINED_REQUESTS } from "../../src/http/connection-guard";
 import { waitFor } from "../support/harness";
@@ -30,7 +30,7 @@ function open(port: number, localAddress: string, first?: string): Promise<Held>
 
 const settle = () => new Promise((r) => setTimeout(r, 500));
 
-describe("hostile: connection caps", () => {
+hostileDescribe("hostile: connection caps", () => {
   let gw: GatewayProcess;
   let bound: number;
   const held: Held[] = [];
@@ -76,7 +76,7 @@ describe("hostile: connection caps", () => {
   });
 });
 
-describe("hostile: pipelining, and probes while every slot is taken", () => {
+hostileDescribe("hostile: pipelining, and probes while every slot is taken", () => {
   let gw: GatewayProcess;
   let bound: number;
   const held: Held[] = [];

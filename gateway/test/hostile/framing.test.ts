@@ -1,4 +1,4 @@
-import { exchange, expectEnvelope, expectStillHealthy, postHead, startHostileTarget } from "../support/hostile";
+import { exchange, expectEnvelope, expectStillHealthy, hostileDescribe, postHead, startHostileTarget } from "../support/hostile";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 
 /**
@@ -6,7 +6,7 @@ import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
  * the exact envelope with the right status, and the connection is closed (nothing after a framing error can be
  * trusted). Request smuggling shapes (CL+TE, duplicate lengths) never reach a route.
  */
-describe("hostile: HTTP framing", () => {
+hostileDescribe("hostile: HTTP framing", () => {
   let gw: GatewayProcess;
   let bound: number;
   let key: string;

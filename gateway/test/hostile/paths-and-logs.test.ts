@@ -1,4 +1,4 @@
-import { exchange, expectEnvelope, expectStillHealthy, startHostileTarget } from "../support/hostile";
+import { exchange, expectEnvelope, expectStillHealthy, hostileDescribe, startHostileTarget } from "../support/hostile";
 import { waitFor } from "../support/harness";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 
@@ -7,7 +7,7 @@ import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
  * envelope, comes back bounded and escaped, and leaves only valid, bounded JSON lines in the log. Anonymous
  * floods are sampled, with a line saying how much was dropped.
  */
-describe("hostile: paths and logs", () => {
+hostileDescribe("hostile: paths and logs", () => {
   let gw: GatewayProcess;
   let bound: number;
   let key: string;

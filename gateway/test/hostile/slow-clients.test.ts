@@ -1,5 +1,5 @@
 import { connect } from "node:net";
-import { exchange, expectEnvelope, expectStillHealthy, postHead, startHostileTarget, type Part } from "../support/hostile";
+import { exchange, expectEnvelope, expectStillHealthy, hostileDescribe, postHead, startHostileTarget, type Part } from "../support/hostile";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 import { waitFor } from "../support/harness";
 import { readResponse } from "../support/raw-http";
@@ -21,7 +21,7 @@ const SETTINGS = {
 
 const trickle = (text: string, every: number): Part[] => [...text].flatMap((c) => [c, { pauseMs: every }]);
 
-describe("hostile: slow clients", () => {
+hostileDescribe("hostile: slow clients", () => {
   let gw: GatewayProcess;
   let bound: number;
   let key: string;

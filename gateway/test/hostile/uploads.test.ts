@@ -1,4 +1,4 @@
-import { exchange, expectEnvelope, expectStillHealthy, postHead, startHostileTarget } from "../support/hostile";
+import { exchange, expectEnvelope, expectStillHealthy, hostileDescribe, postHead, startHostileTarget } from "../support/hostile";
 import { waitFor } from "../support/harness";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
 
@@ -16,7 +16,7 @@ const SETTINGS = {
   bodyTimeoutMs: 20_000,
 };
 
-describe("hostile: unfinished uploads", () => {
+hostileDescribe("hostile: unfinished uploads", () => {
   let gw: GatewayProcess;
   let bound: number;
   beforeAll(async () => {

@@ -5,6 +5,16 @@ import { settingsFromEnv, SETTINGS_ENV, type GatewaySettings } from "../../src/c
 import { MAX_LOG_LINE_BYTES } from "../../src/observability/logger";
 import { normalClient, startGatewayProcess, type GatewayProcess, type GatewayProcessOptions } from "../../../scripts/lib/gateway-process";
 
+/**
+ * `describe` for the hostile suites: they bind 127.0.0.x source addresses (one per simulated client), which only
+ * Linux routes to loopback out of the box, and read the gateway's memory from /proc. Elsewhere the suite is
+ * skipped with that reason as the test's name.
+ */
+export function hostileDescribe(name: string, fn: () => void): void {
+  if (process.platform === "linux") describe(name, fn);
+  else describe(name, () => it.skip(`needs Linux (binds 127.0.0.x source addresses, reads /proc); this is ${process.platform}`, () => undefined));
+}
+
 /** The exact OpenAI error envelope: these four keys, nothing else. */
 export const EnvelopeSchema = z.strictObject({
   error: z.strictObject({ message: z.string().min(1), type: z.string().min(1), param: z.string().nullable(), code: z.string().nullable() }),
