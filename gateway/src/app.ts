@@ -9,7 +9,7 @@ import { boundClientStalls } from "./http/client-stall";
 import { errorHandler } from "./http/error-handler";
 import { requestLogging } from "./http/request-log";
 import { UnreadBodies } from "./http/unread-body";
-import type { BodyBudget } from "./limits/body-budget";
+import type { KeyedBudget } from "./limits/keyed-budget";
 import type { RateLimiter } from "./limits/rate-limiter";
 import { httpMetrics } from "./observability/http-metrics";
 import type { LogSampler } from "./observability/log-sampler";
@@ -29,7 +29,11 @@ export interface AppDeps {
   state: ProbeState;
   dispatcher: Dispatcher;
   limiter: RateLimiter;
-  budget: BodyBudget;
+  budget: KeyedBudget;
+  /** Memory for non-streaming answers held until their clients take them. */
+  answerBudget: KeyedBudget;
+  /** Requests in progress, gateway-wide and per key (a budget counted in requests). */
+  inFlight: KeyedBudget;
   metrics: GatewayMetrics;
 }
 
@@ -50,7 +54,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(httpMetrics(deps.metrics, deps.registry));
   const unread = new UnreadBodies(settings.bodyLimitBytes);
   app.use(unread.middleware());
-  app.use(boundClientStalls(settings.clientStallTimeoutMs));
+  app.use(boundClientStalls(settings.answerStallTimeoutMs));
   app.use((_req, res, next) => {
     // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to
     // a replica that stays (refusing it would drop a request the load balancer already sent here).
@@ -61,9 +65,8 @@ export function createApp(deps: AppDeps): Express {
   app.use("/v1", requireApiKey(deps.keys));
 
   app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
-  const admit = admitRequest(settings, deps.limiter, deps.budget, {
-    refused: (reason) => deps.metrics.admissionRefusals.inc({ reason }),
-  });
+  const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
+  const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
   app.use(
     inferenceRoutes(deps.registry, deps.limiter, deps.metrics, admit, {
       dispatcher: deps.dispatcher,
@@ -73,7 +76,9 @@ export function createApp(deps: AppDeps): Express {
       retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
       sseKeepAliveMs: settings.sseKeepAliveMs,
       clientStallTimeoutMs: settings.clientStallTimeoutMs,
-      maxAnswerBytes: settings.maxAnswerBytes,
+      answerStallTimeoutMs: settings.answerStallTimeoutMs,
+      answerBudget: deps.answerBudget,
+      answerRefused: refused,
     }),
   );
   app.use((req, _res) => {

@@ -7,10 +7,11 @@ import { createApp } from "./app";
 import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
 import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
+import { rssBoundBytes } from "./config/memory-bound";
 import type { GatewaySettings } from "./config/settings";
 import { createOpsServer } from "./http/ops-listener";
 import { createTransport } from "./http/transport";
-import { BodyBudget } from "./limits/body-budget";
+import { KeyedBudget } from "./limits/keyed-budget";
 import { RateLimiter } from "./limits/rate-limiter";
 import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
@@ -40,7 +41,7 @@ export interface RunningGateway {
   keys: ApiKeyStore;
   keysReloader?: KeysFileReloader;
   limiter: RateLimiter;
-  budget: BodyBudget;
+  budget: KeyedBudget;
   metrics: GatewayMetrics;
   state: ProbeState;
   server: Server;
@@ -97,7 +98,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   });
 
   // One pooled keep-alive agent for all replicas; streams can be long, so no overall request timeout here.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 5_000 } });
+  // Idle connections are dropped after 4 s, before vLLM's server drops them (uvicorn's keep-alive is 5 s): a
+  // request sent into a connection the server is closing fails after its body is sent, when it can no longer
+  // be retried on another replica (request bodies are let go once sent, see http/body/held-body.ts).
+  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: 5_000 } });
   const state: ProbeState = { started: false, draining: false };
   const health = new HealthChecker(
     () => registry.replicas(),
@@ -106,9 +110,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     log,
   );
 
-  const budget = new BodyBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
+  const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
+  const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
+  const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
   const sampler = new LogSampler(settings.logLinesPerSecond, log);
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, metrics });
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
@@ -119,7 +125,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       if (answered && sampler.allow("client errors")) log.info({ code: label, status: answered.status, errorCode: answered.code }, "client error");
     },
   });
-  metrics.observeResources({ openConnections: () => guard.open, bodyMemoryBytes: () => budget.reservedBytes });
+  metrics.observeResources({ openConnections: () => guard.open, bodyMemoryBytes: () => budget.reserved, answerMemoryBytes: () => answerBudget.reserved });
   if (maxConnections < settings.maxConnections) {
     log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");
   }
@@ -143,6 +149,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       maxConnections,
       // The memory bound assumes the image's heap cap (gateway/Dockerfile); a larger one lets garbage linger.
       heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
+      // What these limits keep the process under (docs/gateway-api.md, "Memory bound"): size the container to it.
+      memoryBoundMiB: Math.round(rssBoundBytes({ ...settings, maxConnections }) / 1024 / 1024),
     },
     "gateway listening",
   );

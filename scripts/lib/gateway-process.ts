@@ -51,8 +51,8 @@ export interface GatewayProcessOptions {
   chat?: { maxConcurrency?: number; interTokenLatencyMs?: number };
   /** Dimensions of the simulated embedder (large answers). */
   embedDimensions?: number;
-  /** More chat models served by an address of the caller's (pool mode: one address, passively checked). */
-  extraChatModels?: { id: string; url: string; upstreamModel?: string }[];
+  /** More models served by an address of the caller's (pool mode: one address, passively checked); generative unless said. */
+  extraModels?: { id: string; url: string; upstreamModel?: string; category?: "generative" | "embedder" }[];
 }
 
 let bundled: Promise<string> | undefined;
@@ -94,7 +94,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       models: [
         { id: "chat", category: "generative", maxConcurrency: options.chat?.maxConcurrency ?? 16, upstream: { mode: "endpoints", endpoints: [{ url: sims[0]!.url }] } },
         { id: "embed", category: "embedder", upstream: { mode: "endpoints", endpoints: [{ url: sims[1]!.url }] } },
-        ...(options.extraChatModels ?? []).map((m) => ({ id: m.id, category: "generative", upstreamModel: m.upstreamModel, upstream: { mode: "pool", url: m.url } })),
+        ...(options.extraModels ?? []).map((m) => ({ id: m.id, category: m.category ?? "generative", upstreamModel: m.upstreamModel, upstream: { mode: "pool", url: m.url } })),
       ],
     }),
   );

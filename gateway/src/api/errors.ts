@@ -122,10 +122,11 @@ export const errors = {
   invalidPath: () =>
     new ApiError(400, "The request path is not valid percent-encoded UTF-8.", "invalid_request_error", "invalid_path"),
 
-  inflightBytesExceeded: (keyName: string, limitBytes: number) =>
+  /** The key's share of body or answer memory is in use (`what`: "request bodies", "unread answers"). */
+  inflightBytesExceeded: (keyName: string, limitBytes: number, what = "request bodies") =>
     new ApiError(
       429,
-      `Key '${keyName}' has ${limitBytes} bytes of request bodies in flight already. Retry when earlier requests have finished.`,
+      `Key '${keyName}' has ${limitBytes} bytes of ${what} in flight already. Retry when earlier requests have finished.`,
       "requests",
       "inflight_bytes_exceeded",
       null,
@@ -143,10 +144,22 @@ export const errors = {
       { ...retryAfterHeaders(1), ...CLOSE },
     ),
 
-  gatewayOverloaded: () =>
+  /** The key has its share of the gateway's requests in progress already. */
+  tooManyInFlight: (keyName: string, limit: number) =>
+    new ApiError(
+      429,
+      `Key '${keyName}' has ${limit} requests in progress already. Retry when earlier requests have finished.`,
+      "requests",
+      "concurrency_limit_exceeded",
+      null,
+      retryAfterHeaders(1),
+    ),
+
+  /** A gateway-wide bound is reached (`what`: "request body memory", "answer memory", "requests in progress"). */
+  gatewayOverloaded: (what = "request body memory") =>
     new ApiError(
       503,
-      "The gateway holds as many request bodies as it may. Retry after 1s.",
+      `The gateway is at its limit of ${what}. Retry after 1s.`,
       "service_unavailable_error",
       "gateway_overloaded",
       null,
@@ -200,16 +213,6 @@ export const errors = {
 
   upstreamTimeout: (model: string) =>
     new ApiError(504, `Model \`${model}\` did not respond in time.`, "timeout_error", "upstream_timeout"),
-
-  answerTooLarge: (model: string, limitBytes: number) =>
-    new ApiError(
-      502,
-      `Model \`${model}\` answered with more than ${limitBytes} bytes. Ask for encoding_format "base64", send fewer inputs, or stream.`,
-      "server_error",
-      "upstream_answer_too_large",
-      null,
-      { "x-should-retry": "false" },
-    ),
 
   upstreamFailed: (model: string, detail: string) =>
     new ApiError(502, `Model \`${model}\` failed: ${detail}`, "server_error", "upstream_error"),

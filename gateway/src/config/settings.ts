@@ -11,6 +11,8 @@ export interface LimitDoc {
 }
 
 const MiB = 1024 * 1024;
+/** Non-streaming answers up to this size are held whole; larger ones pass through (upstream/answer-relay.ts). */
+export const HELD_ANSWER_MAX_BYTES = MiB;
 const count = () => z.coerce.number().int().positive();
 const ms = () => z.coerce.number().int().positive();
 const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta({ ...doc });
@@ -76,29 +78,49 @@ const LimitsSchema = {
     clientSees: "400 `json_too_complex`.",
   }),
   bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held until the model server starts answering. When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
-    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, at once. With the connections, one body being parsed and the process itself it keeps the gateway under its documented 384 MiB bound, inside the 512 MiB container.",
+    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held while it arrives, is checked and waits for a model-server slot, and given back as soon as it has been sent to the model server (not when the model answers). When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; a body being generated on costs nothing here. With the connections, answers, requests in flight, one body being parsed and the process itself it keeps the gateway under its documented memory bound, inside the 512 MiB container.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
     description: "Request bodies held in memory for one API key (its share of bodyMemoryBytes). At least bodyLimitBytes.",
-    why: "Four maximum-size bodies, or hundreds of ordinary ones, at once; a key that stalls uploads can hold only a quarter of the gateway's body memory, so other keys keep being served. Raise it for batch keys with many concurrent large non-streaming requests.",
+    why: "Four maximum-size bodies, or hundreds of ordinary ones, arriving or waiting for a slot at once; a key that stalls uploads can hold only a quarter of the gateway's body memory, so other keys keep being served.",
     clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
   }),
+  maxInFlightRequests: limit(count().default(1024), {
+    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
+    why: "Each costs memory while it lasts (a stream's buffers and state: 52-64 KiB measured by `npm run bench:hostile`, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap and crash the process instead of being refused. 1,024 is four vLLM replicas' default concurrency (max_num_seqs 256); scale gateway replicas for more.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
+  }),
+  maxInFlightRequestsPerKey: limit(count().default(256), {
+    description: "Inference requests in progress for one API key (its share of maxInFlightRequests).",
+    why: "A quarter of the gateway's: one key holding thousands of slow streams (or stalled clients) cannot take every slot from the others. 256 is one vLLM replica's default concurrency; raise it for batch keys.",
+    clientSees: "429 `concurrency_limit_exceeded` with `retry-after: 1`, before the body is read.",
+  }),
   clientStallTimeoutMs: limit(ms().default(120_000), {
-    description: "Longest a response waits for the client to accept more bytes (a client that stops reading).",
-    why: "Same allowance as the model-server silence within a stream (upstreamIdleTimeoutMs): a live client reads within seconds, and a stalled one must not hold a model slot and its buffered answer indefinitely.",
+    description: "Longest a streamed (SSE) answer waits for the client to accept more bytes (a client that stops reading).",
+    why: "Same allowance as the model-server silence within a stream (upstreamIdleTimeoutMs): a live client reads within seconds, and a stalled one must not hold a model slot indefinitely.",
     clientSees: "The connection is closed (the upstream request is cancelled).",
+  }),
+  answerStallTimeoutMs: limit(ms().default(20_000), {
+    description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it: the answer is ready, only the client is slow.",
+    why: "The model's work is done and the answer holds gateway memory (a held answer) or a model-server connection (a passed-through one); a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
+    clientSees: "The connection is closed.",
+  }),
+  answerMemoryBytes: limit(count().default(32 * MiB), {
+    description: "Non-streaming answers held in memory by the whole gateway until their clients take them. Answers up to 1 MiB are held whole (reserved at their declared length before they are read); larger ones pass through chunk by chunk and are never held.",
+    why: "Thousands of ordinary answers (a chat completion is a few KiB), or 32 of the largest held ones, waiting on clients that read slowly; a client that stops reading holds its part for at most answerStallTimeoutMs.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1` (the model's answer is dropped).",
+  }),
+  answerMemoryPerKeyBytes: limit(count().default(8 * MiB), {
+    description: "Non-streaming answers held in memory for one API key (its share of answerMemoryBytes). At least 1 MiB.",
+    why: "A key whose clients stop reading can hold only a quarter of the answer memory, so other keys' answers keep being delivered.",
+    clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1` (the model's answer is dropped).",
   }),
   upstreamIdleTimeoutMs: limit(ms().default(120_000), {
     description: "Longest silence between two chunks of a model server's response: the idle timeout between tokens of a stream. A stream has no total time limit.",
     why: "Generous for the slowest token on a loaded replica and for long prefills behind SSE keep-alives; users of other gateways keep meeting 60 s total timeouts that cut long answers, so there is none.",
     clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
-  }),
-  maxAnswerBytes: limit(count().default(64 * MiB), {
-    description: "Size of a non-streaming answer from a model server, which the gateway holds whole while relaying it (streamed answers pass event by event).",
-    why: "The largest ordinary answer is embeddings: 2,048 inputs of 4,096 dimensions are 45 MB as base64 (what the OpenAI SDKs ask for by default) but about 180 MB as JSON floats. 64 MiB admits every base64 answer and float answers up to about 3 million values.",
-    clientSees: "502 `upstream_answer_too_large` (`x-should-retry: false`): ask for base64, fewer inputs, or stream.",
   }),
   upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
     description: "Until the model server sends response headers; for a non-streaming request that is the whole generation.",
@@ -162,6 +184,9 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
   const issue = (path: keyof GatewaySettings, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
   if (s.bodyMemoryPerKeyBytes < s.bodyLimitBytes) issue("bodyMemoryPerKeyBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
   if (s.bodyMemoryBytes < s.bodyMemoryPerKeyBytes) issue("bodyMemoryBytes", `must be at least the per-key share (${s.bodyMemoryPerKeyBytes})`);
+  if (s.answerMemoryPerKeyBytes < HELD_ANSWER_MAX_BYTES) issue("answerMemoryPerKeyBytes", `must be at least the largest held answer (${HELD_ANSWER_MAX_BYTES})`);
+  if (s.maxInFlightRequests < s.maxInFlightRequestsPerKey) issue("maxInFlightRequests", `must be at least the per-key share (${s.maxInFlightRequestsPerKey})`);
+  if (s.answerMemoryBytes < s.answerMemoryPerKeyBytes) issue("answerMemoryBytes", `must be at least the per-key share (${s.answerMemoryPerKeyBytes})`);
   if (s.maxConnectionsPerAddress > s.maxConnections) issue("maxConnectionsPerAddress", `must be at most maxConnections (${s.maxConnections})`);
   if (s.requestTimeoutMs <= s.headersTimeoutMs) issue("requestTimeoutMs", `must exceed the headers timeout (${s.headersTimeoutMs})`);
 });
@@ -185,7 +210,11 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   unhealthyThreshold: "GATEWAY_UNHEALTHY_THRESHOLD",
   upstreamHeadersTimeoutMs: "GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS",
   upstreamIdleTimeoutMs: "GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS",
-  maxAnswerBytes: "GATEWAY_MAX_ANSWER_BYTES",
+  maxInFlightRequests: "GATEWAY_MAX_IN_FLIGHT_REQUESTS",
+  maxInFlightRequestsPerKey: "GATEWAY_MAX_IN_FLIGHT_REQUESTS_PER_KEY",
+  answerStallTimeoutMs: "GATEWAY_ANSWER_STALL_TIMEOUT_MS",
+  answerMemoryBytes: "GATEWAY_ANSWER_MEMORY_BYTES",
+  answerMemoryPerKeyBytes: "GATEWAY_ANSWER_MEMORY_PER_KEY_BYTES",
   maxConnections: "GATEWAY_MAX_CONNECTIONS",
   maxConnectionsPerAddress: "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS",
   maxHeaderBytes: "GATEWAY_MAX_HEADER_BYTES",

@@ -3,18 +3,23 @@ import type { NextFunction, Request, Response } from "express";
 import { requestLog } from "./request-log";
 
 /**
- * A client that stops reading must not hold a response (and the memory it is buffered in, and for a stream a
- * model slot) forever. While a response waits for the client to accept bytes, at most `ms` pass; then the
- * connection is closed, which also cancels the upstream request.
+ * A client that stops reading must not hold an answer the gateway has finished writing (and the memory it is
+ * buffered in) for long. Once the whole answer is handed to the socket ('prefinish'), what Node still buffers must
+ * shrink at least once every `ms`; a client that takes none of it for that long is disconnected. Nothing is
+ * timed when the kernel took the whole answer at once (the usual case): the buffer is already empty.
  */
 export function boundClientStalls(ms: number) {
   return (_req: Request, res: Response, next: NextFunction) => {
-    // 'prefinish': the whole answer is handed to the socket; 'finish': the client has taken it.
     res.once("prefinish", () => {
-      if (res.writableFinished) return;
-      const timer = setTimeout(() => stalled(res), ms);
+      if (res.writableFinished || res.writableLength === 0) return;
+      let left = res.writableLength;
+      const timer = setInterval(() => {
+        const now = res.writableLength;
+        if (now < left) left = now;
+        else stalled(res);
+      }, ms);
       timer.unref();
-      const clear = () => clearTimeout(timer);
+      const clear = () => clearInterval(timer);
       res.once("finish", clear).once("close", clear);
     });
     next();

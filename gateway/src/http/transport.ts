@@ -24,11 +24,12 @@ export interface Transport {
   maxConnections: number;
 }
 
-/** The soft open-file limit of this process (Linux), or undefined where it cannot be read. */
-export function openFileLimit(limitsFile = "/proc/self/limits"): number | undefined {
+/** The soft (or hard) open-file limit of this process (Linux), or undefined where it cannot be read. */
+export function openFileLimit(limitsFile = "/proc/self/limits", which: "soft" | "hard" = "soft"): number | undefined {
   try {
-    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync(limitsFile, "utf8"));
-    return m && m[1] !== "unlimited" ? Number(m[1]) : undefined;
+    const m = /^Max open files\s+(\d+|unlimited)\s+(\d+|unlimited)/m.exec(readFileSync(limitsFile, "utf8"));
+    const value = m?.[which === "soft" ? 1 : 2];
+    return value && value !== "unlimited" ? Number(value) : undefined;
   } catch {
     return undefined;
   }

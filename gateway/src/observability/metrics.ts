@@ -74,7 +74,7 @@ export class GatewayMetrics {
 
   readonly admissionRefusals = new Counter({
     name: "gateway_admission_refusals_total",
-    help: "Requests refused before their body was read because the key's share (key_memory) or the gateway's (gateway_memory) of body memory was used up.",
+    help: "Requests refused for memory or capacity: the key's share (key_memory) or the gateway's (gateway_memory) of body memory, the key's share (key_in_flight) or the gateway's (gateway_in_flight) of requests in progress, before the body was read; the key's share (answer_key_memory) or the gateway's (answer_gateway_memory) of answer memory, when the answer arrived.",
     labelNames: ["reason"] as const,
     registers: [this.registry],
   });
@@ -101,7 +101,7 @@ export class GatewayMetrics {
   });
 
   /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
-  observeResources(read: { openConnections(): number; bodyMemoryBytes(): number }): void {
+  observeResources(read: { openConnections(): number; bodyMemoryBytes(): number; answerMemoryBytes(): number }): void {
     new Gauge({
       name: "gateway_open_connections",
       help: "Client connections open now.",
@@ -116,6 +116,14 @@ export class GatewayMetrics {
       registers: [this.registry],
       collect() {
         this.set(read.bodyMemoryBytes());
+      },
+    });
+    new Gauge({
+      name: "gateway_answer_memory_bytes",
+      help: "Bytes of non-streaming answers held in memory now, until their clients take them (bounded by GATEWAY_ANSWER_MEMORY_BYTES).",
+      registers: [this.registry],
+      collect() {
+        this.set(read.answerMemoryBytes());
       },
     });
   }

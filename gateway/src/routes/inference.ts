@@ -122,6 +122,7 @@ export function inferenceRoutes(registry: ModelRegistry, limiter: RateLimiter, m
             pool,
             path: ep.path,
             body,
+            keyName: key.name,
             requestId: res.locals.requestId as string,
             stream,
             stripUsageChunk: stream && !clientWantsUsage,

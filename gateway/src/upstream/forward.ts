@@ -1,15 +1,14 @@
-import { Readable } from "node:stream";
 import type { Response } from "express";
 import { request, type Dispatcher } from "undici";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ApiError, errors } from "../api/errors";
 import type { HeldBody } from "../http/body/held-body";
-import { ClientGone } from "../http/client-gone";
 import { writable } from "../http/client-stall";
+import type { KeyedBudget } from "../limits/keyed-budget";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
-import { JsonAnswer } from "./json-answer";
+import { readFailure, relayJsonAnswer } from "./answer-relay";
 import { normalizeUpstreamError, parseErrorBody } from "./normalize-error";
 
 export interface Usage {
@@ -21,8 +20,10 @@ export interface Usage {
 export interface UpstreamCall {
   pool: ModelPool;
   path: "/v1/chat/completions" | "/v1/embeddings";
-  /** Body to send, already carrying the upstream model name; released once a replica answers. */
+  /** Body to send, already carrying the upstream model name; released once the upstream request has it. */
   body: HeldBody;
+  /** The caller's key: whose share of the answer memory a held answer takes. */
+  keyName: string;
   requestId: string;
   stream: boolean;
   /** Drop the usage-only chunk the gateway asked for on the client's behalf. */
@@ -61,8 +62,12 @@ export interface ForwardOptions {
   sseKeepAliveMs: number;
   /** Longest wait for a client that does not read its stream. */
   clientStallTimeoutMs: number;
-  /** Largest non-streaming answer held for relaying. */
-  maxAnswerBytes: number;
+  /** Longest wait for a client that takes none of a non-streaming answer. */
+  answerStallTimeoutMs: number;
+  /** Memory for the non-streaming answers the gateway holds until their clients take them. */
+  answerBudget: KeyedBudget;
+  /** An answer refused because its key's share, or the gateway's, of the answer memory was in use. */
+  answerRefused(reason: "answer_key_memory" | "answer_gateway_memory"): void;
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
@@ -88,7 +93,7 @@ function errorCode(err: unknown): string | undefined {
 
 /**
  * Sends one inference request to a replica of the model and relays the answer to the client.
- * A connection refused or reset before any response is retried once on another ready replica.
+ * A connection refused or reset before the body was sent is retried once on another ready replica.
  * Throws ApiError for anything that should leave as an error envelope before a response started.
  */
 export async function forwardInference(call: UpstreamCall, opts: ForwardOptions): Promise<UpstreamOutcome> {
@@ -130,7 +135,7 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
           accept: call.stream ? "text/event-stream" : "application/json",
           "x-request-id": call.requestId,
         },
-        body: Readable.from(call.body.chunks(), { objectMode: false }),
+        body: call.body.stream(),
         signal: call.signal,
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.idleTimeoutMs,
@@ -142,7 +147,9 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
         replica.eject(code);
-        if (attempt < maxAttempts) {
+        // Another replica can be tried only while the body is still held (the connection failed before the
+        // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
+        if (attempt < maxAttempts && call.body.held) {
           call.timing?.retried();
           continue;
         }
@@ -152,7 +159,7 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
     }
 
     keepAlive?.stop();
-    // A replica answered: no other attempt will need the body, and its memory goes back to the budget.
+    // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
     call.body.release();
     try {
       return await relay(call, upstream, replica, attempt, opts);
@@ -210,9 +217,9 @@ async function relay(
   const contentType = String(upstream.headers["content-type"] ?? "");
 
   if (status >= 300) {
-    // An error body is read whole but only its head matters (proxies answer with whole HTML pages).
-    const bytes = await readBytes(upstream, call, opts.maxAnswerBytes);
-    throw normalizeUpstreamError(status, parseErrorBody(bytes.subarray(0, MAX_ERROR_BODY_BYTES).toString("utf8")), call.pool.model.id);
+    // Only the head of an error body matters (proxies answer with whole HTML pages): the rest is not read.
+    const head = await readHead(upstream, MAX_ERROR_BODY_BYTES, call);
+    throw normalizeUpstreamError(status, parseErrorBody(head.toString("utf8")), call.pool.model.id);
   }
   if (call.stream && contentType.includes("text/event-stream")) {
     return { ...base, status, ...(await relaySse(call, upstream, opts.clientStallTimeoutMs)) };
@@ -222,55 +229,36 @@ async function relay(
     await upstream.body.dump();
     throw errors.upstreamFailed(call.pool.model.id, "the model server answered a streaming request without an event stream");
   }
-  const answer = JsonAnswer.inspect(await readBytes(upstream, call, opts.maxAnswerBytes));
-  if (!answer) throw errors.upstreamFailed(call.pool.model.id, "the model server sent a body that is not JSON");
-  const error = answer.member("error");
-  if (error) {
-    // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
-    throw normalizeUpstreamError(500, { error }, call.pool.model.id);
-  }
-  const rewrite = call.pool.upstreamModel !== call.pool.model.id;
-  call.res
-    .status(status)
-    .type("application/json")
-    .send(rewrite ? answer.withMember("model", JSON.stringify(call.pool.model.id)) : answer.bytes);
-  return { ...base, status, usage: asUsage(answer.member("usage")) };
+  const usage = await relayJsonAnswer(upstream, {
+    res: call.res,
+    modelId: call.pool.model.id,
+    rewriteModel: call.pool.upstreamModel !== call.pool.model.id,
+    keyName: call.keyName,
+    budget: opts.answerBudget,
+    stallMs: opts.answerStallTimeoutMs,
+    signal: call.signal,
+    refused: opts.answerRefused,
+  });
+  return { ...base, status, usage: asUsage(usage) };
 }
 
-/** Error bodies are cut to this before parsing. */
+/** Error bodies are read up to this; the rest is dropped unread. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
-/**
- * The upstream body as one buffer, at most `limit` bytes: Buffers live outside the JavaScript heap (see
- * json-answer.ts), and a declared length is allocated once and filled in place (no second copy).
- */
-async function readBytes(upstream: Dispatcher.ResponseData, call: UpstreamCall, limit: number): Promise<Buffer> {
-  const declared = Number(upstream.headers["content-length"] ?? NaN);
-  const tooLarge = () => errors.answerTooLarge(call.pool.model.id, limit);
-  if (declared > limit) {
-    upstream.body.destroy();
-    throw tooLarge();
-  }
+/** At most the first `limit` bytes of the upstream body; the rest is not read (the connection is closed). */
+async function readHead(upstream: Dispatcher.ResponseData, limit: number, call: UpstreamCall): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let received = 0;
   try {
-    const fixed = Number.isInteger(declared) ? Buffer.allocUnsafe(declared) : undefined;
-    const chunks: Buffer[] = [];
-    let received = 0;
     for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      if (received + chunk.length > (fixed?.length ?? limit)) {
-        upstream.body.destroy();
-        throw tooLarge();
-      }
-      if (fixed) chunk.copy(fixed, received);
-      else chunks.push(chunk);
+      chunks.push(chunk);
       received += chunk.length;
+      if (received >= limit) break; // leaving the loop destroys the body
     }
-    return fixed ? fixed.subarray(0, received) : Buffer.concat(chunks, received);
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    if (errorCode(err) === "UND_ERR_BODY_TIMEOUT") throw errors.upstreamTimeout(call.pool.model.id);
-    if (call.signal.aborted) throw new ClientGone("while the model server was answering");
-    throw errors.upstreamFailed(call.pool.model.id, "the model server closed the connection mid-response");
+    throw readFailure(err, { modelId: call.pool.model.id, signal: call.signal });
   }
+  return Buffer.concat(chunks, received).subarray(0, limit);
 }
 
 function asUsage(v: unknown): Usage | undefined {

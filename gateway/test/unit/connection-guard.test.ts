@@ -3,7 +3,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EventEmitter } from "node:events";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Socket } from "node:net";
 import { ConnectionGuard, clientAddress, MAX_PIPELINED_REQUESTS } from "../../src/http/connection-guard";
 import { clampToFileLimit, openFileLimit } from "../../src/http/transport";
 
@@ -27,6 +26,7 @@ describe("open-file limit", () => {
     const file = join(dir, "limits");
     writeFileSync(file, "Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 524288               files\n");
     expect(openFileLimit(file)).toBe(1024);
+    expect(openFileLimit(file, "hard")).toBe(524288);
     expect(clampToFileLimit(8192, 1024)).toBe(768);
     expect(clampToFileLimit(8192, 1_048_576)).toBe(8192);
     expect(clampToFileLimit(8192, undefined)).toBe(8192);

@@ -1,26 +1,28 @@
 /**
- * The memory request bodies may occupy: gateway-wide, and per API key so that one key stalling its uploads
- * leaves the rest to everybody else. A request reserves its upper bound (the declared length, or the body
- * limit when the length is unknown) before a byte of its body is read, and gives the bytes back once the
- * model server has its answer under way (or the request ended).
+ * A resource shared by API keys: a gateway-wide total and a share per key, so that one key holding all it may
+ * leaves the rest to everybody else. Used for request-body memory (a request reserves its upper bound, the
+ * declared length or the body limit, before a byte of its body is read, and gives the bytes back once they are
+ * sent to the model server or the request ended), for memory of answers held until their clients take them, and,
+ * counted in requests, for the requests in progress.
  *
- * When the gateway-wide budget is full, uploads still in progress of the key holding the most yield to a key
- * holding less (oldest first): several keys stalling uploads together cannot starve the others either.
+ * For request bodies, when the gateway-wide budget is full, uploads still in progress (leases marked
+ * `uploading`) of the key holding the most yield to a key holding less (oldest first): several keys stalling
+ * uploads together cannot starve the others either.
  */
-export class BodyBudget {
-  private reserved = 0;
+export class KeyedBudget {
+  private used = 0;
   private readonly byKey = new Map<string, number>();
   /** Leases whose body is still arriving, per key, oldest first: the ones that may be preempted. */
-  private readonly uploading = new Map<string, Set<BodyLease>>();
+  private readonly uploading = new Map<string, Set<BudgetLease>>();
 
   constructor(
-    readonly totalBytes: number,
-    readonly perKeyBytes: number,
+    readonly total: number,
+    readonly perKey: number,
   ) {}
 
-  /** Bytes currently reserved by all requests. */
-  get reservedBytes(): number {
-    return this.reserved;
+  /** Units (bytes, or requests) currently reserved by all keys. */
+  get reserved(): number {
+    return this.used;
   }
 
   reservedBy(key: string): number {
@@ -28,14 +30,14 @@ export class BodyBudget {
   }
 
   /** A lease on `bytes`, or which share would be exceeded. */
-  reserve(key: string, bytes: number): BodyLease | "key" | "gateway" {
+  reserve(key: string, bytes: number): BudgetLease | "key" | "gateway" {
     const wanted = this.reservedBy(key) + bytes;
-    if (wanted > this.perKeyBytes) return "key";
-    while (this.reserved + bytes > this.totalBytes) {
+    if (wanted > this.perKey) return "key";
+    while (this.used + bytes > this.total) {
       if (!this.preemptFor(key, wanted)) return "gateway";
     }
     this.adjust(key, bytes);
-    return new BodyLease(this, key, bytes);
+    return new BudgetLease(this, key, bytes);
   }
 
   /** Preempts the oldest upload of the key holding the most, if it holds more than `wanted`. */
@@ -52,14 +54,14 @@ export class BodyBudget {
 
   /** @internal Lease bookkeeping. */
   adjust(key: string, delta: number): void {
-    this.reserved += delta;
+    this.used += delta;
     const next = this.reservedBy(key) + delta;
     if (next > 0) this.byKey.set(key, next);
     else this.byKey.delete(key);
   }
 
   /** @internal */
-  setUploading(key: string, lease: BodyLease, uploading: boolean): void {
+  setUploading(key: string, lease: BudgetLease, uploading: boolean): void {
     let set = this.uploading.get(key);
     if (uploading) {
       if (!set) this.uploading.set(key, (set = new Set()));
@@ -71,12 +73,12 @@ export class BodyBudget {
   }
 }
 
-export class BodyLease {
+export class BudgetLease {
   private released = false;
   private onPreempt: (() => void) | undefined;
 
   constructor(
-    private readonly budget: BodyBudget,
+    private readonly budget: KeyedBudget,
     private readonly key: string,
     private bytes: number,
   ) {}
