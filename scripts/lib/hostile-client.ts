@@ -2,13 +2,15 @@
  * A hostile client as a process of its own (its sockets count against its own open-file limit, not the test
  * runner's). Started by `spawnHostileClients()`; driven over IPC:
  *
- *   parent → {kind: "uploads", ...} | {kind: "idle", ...}    start an attack (connections are then held)
+ *   parent → {kind: "uploads" | "requests" | "idle", ...}   start an attack (connections are then held)
  *   child  → {type: "ready", fileLimit}                      once, at start
  *   child  → {type: "report", ...AttackReport}              after each attack's connections are settled
  *   parent → {kind: "release"}                               close everything and exit
  *
  * `uploads`: connections from one address, each a POST declaring `size` bytes with a valid key, then sending
- * all but the last byte and stalling. `idle`: connections that never send a byte.
+ * all but the last byte and stalling. `requests`: connections from one address, each sending one whole request
+ * (a long stream, a large answer), optionally reading nothing of the answer after its first bytes. `idle`:
+ * connections that never send a byte.
  */
 import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
@@ -19,6 +21,7 @@ import { spawnWithFileLimit } from "./processes";
 
 export type AttackCommand =
   | { kind: "uploads"; port: number; localAddress: string; key: string; count: number; size: number; window: number }
+  | { kind: "requests"; port: number; localAddress: string; key: string; count: number; path: string; body: string; window: number; stopReading: boolean }
   | { kind: "idle"; port: number; localAddresses: string[]; count: number; window: number }
   | { kind: "release" };
 
@@ -104,6 +107,17 @@ async function uploads(cmd: Extract<AttackCommand, { kind: "uploads" }>): Promis
   return settle(report);
 }
 
+async function requests(cmd: Extract<AttackCommand, { kind: "requests" }>): Promise<AttackReport> {
+  const report = newReport();
+  const request = `POST ${cmd.path} HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer ${cmd.key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(cmd.body)}\r\n\r\n${cmd.body}`;
+  await openMany(cmd.count, cmd.window, () => cmd.localAddress, cmd.port, report, (s) => {
+    s.write(request);
+    // The status line and the first bytes, then nothing: the answer waits on the gateway's side.
+    if (cmd.stopReading) s.once("data", () => s.pause());
+  });
+  return settle(report);
+}
+
 async function idle(cmd: Extract<AttackCommand, { kind: "idle" }>): Promise<AttackReport> {
   const report = newReport();
   const per = Math.ceil(cmd.count / cmd.localAddresses.length);
@@ -126,7 +140,7 @@ if (require.main === module) {
       setTimeout(() => process.exit(0), 100);
       return;
     }
-    void (cmd.kind === "uploads" ? uploads(cmd) : idle(cmd)).then((r) => send({ type: "report", ...r }));
+    void (cmd.kind === "uploads" ? uploads(cmd) : cmd.kind === "requests" ? requests(cmd) : idle(cmd)).then((r) => send({ type: "report", ...r }));
   });
   send({ type: "ready", fileLimit: openFileLimit() });
 }
@@ -184,26 +198,52 @@ export function mergeReports(reports: readonly AttackReport[]): AttackReport {
   return out;
 }
 
+/** Processes an attack may spread over before it should rather fail: each is a Node runtime of its own. */
+const MAX_PROCESSES = 16;
+
+/** Descriptors a process needs to hold `connections` sockets at once (stdio, IPC and the runtime on top). */
+export function filesFor(connections: number): number {
+  return connections + SPARE_FDS;
+}
+
+/** Descriptors one attacking process needs so that `count` connections fit in MAX_PROCESSES of them. */
+export function filesPerProcessFor(count: number): number {
+  return filesFor(Math.ceil(count / MAX_PROCESSES));
+}
+
+/**
+ * Fails at once, saying what to change, when this machine's hard open-file limit is under `needed`: a flood that
+ * cannot be opened would otherwise fail later as a wrong count, far from its cause.
+ */
+export function requireFileLimit(needed: number, why: string): void {
+  const hard = openFileLimit("/proc/self/limits", "hard");
+  if (hard !== undefined && hard < needed) {
+    throw new Error(
+      `The hard open-file limit here is ${hard}; ${why} needs at least ${needed}. Raise it: \`ulimit -Hn ${needed}\` as root, LimitNOFILE= for a systemd unit, \`docker run --ulimit nofile=65536:65536\`.`,
+    );
+  }
+}
+
 /**
  * `count` idle connections from `addresses` (one address per ~1,000 connections keeps each under the
- * ephemeral-port range), spread over as many processes as their open-file limits require.
+ * ephemeral-port range), spread over as many processes as their open-file limits require: a process takes as many
+ * connections as it can hold, continuing an address where the previous process stopped.
  */
 export async function idleFlood(port: number, count: number, addresses: readonly string[]): Promise<{ clients: HostileClient[]; report: AttackReport }> {
   const clients: HostileClient[] = [];
   const reports: Promise<AttackReport>[] = [];
   const perAddress = Math.ceil(count / addresses.length);
+  const addressOf = (i: number) => addresses[Math.min(addresses.length - 1, Math.floor(i / perAddress))]!;
   let assigned = 0;
-  let nextAddress = 0;
   while (assigned < count) {
+    if (clients.length >= MAX_PROCESSES) throw new Error(`idleFlood: ${count} connections need more than ${MAX_PROCESSES} processes here (see requireFileLimit)`);
     const client = await HostileClient.start();
     clients.push(client);
-    // Whole addresses per process, as many as its limit holds.
-    const take = Math.max(1, Math.floor(client.capacity / perAddress));
-    const mine = addresses.slice(nextAddress, nextAddress + take);
-    if (mine.length === 0) break;
-    nextAddress += mine.length;
-    const n = Math.min(count - assigned, mine.length * perAddress, client.capacity);
+    const from = assigned;
+    const n = Math.min(count - assigned, client.capacity);
     assigned += n;
+    // The connections of this process, as addresses: runs of the same address, in order.
+    const mine = Array.from({ length: n }, (_, k) => addressOf(from + k));
     reports.push(client.attack({ kind: "idle", port, localAddresses: mine, count: n, window: 256 }));
   }
   return { clients, report: mergeReports(await Promise.all(reports)) };
