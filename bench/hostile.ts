@@ -4,20 +4,26 @@
  * in processes of their own; a normal client on another address all along. Phases:
  *
  *   baseline   warm-up traffic, then the gateway's RSS: the reference for everything below
+ *   streams    960 slow streams from four keys (240 each), whose clients read nothing: near the gateway's cap of
+ *              requests in progress; the RSS they add, per stream
  *   uploads    2,000 unfinished 4 MiB uploads from one client with one key
  *   idle       30,000 idle connections from 30 addresses
+ *   answers    8 clients of one key asking for 2,048 embeddings of 1,152 dimensions as JSON floats (about 50 MB
+ *              each) and reading none of it: the review's case that once took the gateway to 509 MiB
  *   worst      every bound at once: body memory filled by four keys' stalled uploads, the connection cap
- *              filled with idle sockets, and the normal client sending bodies built for the worst JSON
- *              amplification (4 MiB of `{}`), back to back
+ *              filled with idle sockets, the stalled answers and the streams again, and the normal client
+ *              sending bodies built for the worst JSON amplification, back to back
  *
- * Reports RSS now and at its peak (VmHWM) per phase, the normal client's outcomes, and exits non-zero if the
+ * The model servers are simulators, the slow chat model and the large embedder in processes of their own (making
+ * 50 MB answers would stall any process they share). Reports RSS now and at its peak (VmHWM) per phase, the normal client's outcomes, and exits non-zero if the
  * peak crosses the documented bound or the normal client was not served.
  */
 import { cpus, totalmem } from "node:os";
 import { rssBoundBytes } from "../gateway/src/config/memory-bound";
 import { settingsFromEnv } from "../gateway/src/config/settings";
 import { normalClient, startGatewayProcess, type GatewayProcess } from "../scripts/lib/gateway-process";
-import { HostileClient, idleFlood, mergeReports, type AttackReport } from "../scripts/lib/hostile-client";
+import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { HostileClient, idleFlood, mergeReports, type AttackCommand, type AttackReport } from "../scripts/lib/hostile-client";
 import { fmt, percentile } from "./lib/stats";
 
 const MiB = 1024 * 1024;
@@ -25,6 +31,8 @@ const UPLOADS = Number(process.env.HOSTILE_UPLOADS ?? 2000);
 const IDLE = Number(process.env.HOSTILE_IDLE ?? 30_000);
 const HOLD_MS = Number(process.env.HOSTILE_HOLD_MS ?? 5000);
 const ATTACK_KEYS = ["attacker", "a2", "a3", "a4"];
+const ANSWERS = Number(process.env.HOSTILE_ANSWERS ?? 8);
+const STREAMS_PER_KEY = Number(process.env.HOSTILE_STREAMS_PER_KEY ?? 240);
 /** The bound for the production defaults, as docs/gateway-api.md states it. */
 const DOCUMENTED_RSS_BOUND_BYTES = rssBoundBytes(settingsFromEnv({}));
 
@@ -39,6 +47,7 @@ interface PhaseResult {
   /** Client connections the gateway itself held at the end of the phase, and body memory reserved. */
   connections: number;
   bodyMemory: number;
+  answerMemory: number;
   /** V8 heap in use and external (Buffer) memory at the end of the phase. */
   heapUsed: number;
   external: number;
@@ -71,11 +80,11 @@ function combine(a: Awaited<ReturnType<typeof serveWhile>>, b: Awaited<ReturnTyp
 
 async function phase(name: string, gw: GatewayProcess, s: Awaited<ReturnType<typeof serveWhile>>, attack?: AttackReport): Promise<PhaseResult> {
   const m = gw.memory();
-  const [connections, bodyMemory, heapUsed, external] = await Promise.all(
-    ["gateway_open_connections", "gateway_body_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_external_memory_bytes"].map((n) => gw.metric(n)),
+  const [connections, bodyMemory, answerMemory, heapUsed, external] = await Promise.all(
+    ["gateway_open_connections", "gateway_body_memory_bytes", "gateway_answer_memory_bytes", "nodejs_heap_size_used_bytes", "nodejs_external_memory_bytes"].map((n) => gw.metric(n)),
   );
   if (s.failures.length) console.error(`${name}: normal client failures (first 3): ${s.failures.slice(0, 3).join(" | ")}`);
-  return { phase: name, ...m, served: s.served, tried: s.tried, p50: percentile(s.latencies, 50), p99: percentile(s.latencies, 99), connections: connections!, bodyMemory: bodyMemory!, heapUsed: heapUsed!, external: external!, attack };
+  return { phase: name, ...m, served: s.served, tried: s.tried, p50: percentile(s.latencies, 50), p99: percentile(s.latencies, 99), connections: connections!, bodyMemory: bodyMemory!, answerMemory: answerMemory!, heapUsed: heapUsed!, external: external!, attack };
 }
 
 /**
@@ -89,10 +98,40 @@ function amplifyingBody(): Record<string, unknown> {
   return { junk: [...Array.from({ length: objects }, () => ({})), ...Array<number>(decimals).fill(0.5)] };
 }
 
+/** `count` requests of one key from one address, each answered at length to a client that reads none of it. */
+function unread(port: number, key: string, localAddress: string, count: number, path: string, body: unknown): Extract<AttackCommand, { kind: "requests" }> {
+  return { kind: "requests", port, localAddress, key, count, path, body: JSON.stringify(body), window: 64, stopReading: true };
+}
+
+const LARGE_EMBEDDINGS = { model: "embed-large", input: Array.from({ length: 2048 }, (_, i) => `text ${i}`), encoding_format: "float" };
+// ignore_eos: the simulated model would otherwise end after a sentence.
+const SLOW_STREAM = { model: "slow", messages: [{ role: "user", content: "Tell me a long story." }], max_tokens: 4000, stream: true, ignore_eos: true };
+
 async function main(): Promise<void> {
-  const gw = await startGatewayProcess({ keyNames: ["client", ...ATTACK_KEYS], fileLimit: 65_536, settings: { logLevel: "warn" } });
+  // A slow model for the streams (5 tokens a second), so that they last the whole run; the normal client's
+  // model stays fast.
+  const fast = ["--ttft-ms", "1", "--prefill-time-per-token-ms", "0"];
+  const slow = await spawnSimulator(["--model", "slow", "--kind", "generate", "--max-num-seqs", "4096", "--itl-ms", "200", ...fast]);
+  const large = await spawnSimulator(["--model", "embed-large", "--kind", "embed", "--embedding-dimensions", "1152", "--max-num-seqs", "64", "--itl-ms", "0", ...fast]);
+  const gw = await startGatewayProcess({
+    keyNames: ["client", ...ATTACK_KEYS],
+    fileLimit: 65_536,
+    settings: { logLevel: "warn" },
+    extraModels: [
+      { id: "slow", url: slow.url },
+      { id: "embed-large", url: large.url, category: "embedder" },
+    ],
+  });
   const results: PhaseResult[] = [];
   const clients: HostileClient[] = [];
+  let streamCost = NaN;
+  const attackers = async (n: number) => {
+    const started = await Promise.all(Array.from({ length: n }, () => HostileClient.start()));
+    clients.push(...started);
+    return started;
+  };
+  const streams = (all: HostileClient[], perKey: number) =>
+    Promise.all(all.map((c, i) => c.attack(unread(gw.port, gw.keys[ATTACK_KEYS[i]!]!, `127.0.4.${i + 1}`, perKey, "/v1/chat/completions", SLOW_STREAM))));
   try {
     // Warm-up: code paths compiled, pools and buffers at their working size.
     const warm = normalClient(gw.url, gw.keys.client!);
@@ -101,13 +140,21 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     results.push(await phase("baseline", gw, { served: 300, tried: 300, latencies: [], failures: [] }));
 
+    // Slow streams near the cap of requests in progress, right after the baseline: what they add is theirs.
+    const streamers = await attackers(ATTACK_KEYS.length);
+    const opened = streams(streamers, STREAMS_PER_KEY);
+    const duringStreams = await serveWhile(gw, HOLD_MS * 2);
+    results.push(await phase("streams", gw, duringStreams, mergeReports(await opened)));
+    streamCost = (results[1]!.rss - results[0]!.rss) / (STREAMS_PER_KEY * ATTACK_KEYS.length);
+    await Promise.all(streamers.map((c) => c.release()));
+    await new Promise((r) => setTimeout(r, 2000));
+
     // 2,000 unfinished uploads from one client and key.
-    const uploader = await HostileClient.start();
-    clients.push(uploader);
-    const uploads = uploader.attack({ kind: "uploads", port: gw.port, localAddress: "127.0.0.10", key: gw.keys.attacker!, count: UPLOADS, size: 4 * MiB, window: 256 });
+    const [uploader] = await attackers(1);
+    const uploads = uploader!.attack({ kind: "uploads", port: gw.port, localAddress: "127.0.0.10", key: gw.keys.attacker!, count: UPLOADS, size: 4 * MiB, window: 256 });
     const duringUploads = await serveWhile(gw, HOLD_MS);
     results.push(await phase("uploads", gw, duringUploads, await uploads));
-    await uploader.release();
+    await uploader!.release();
 
     // 30,000 idle connections.
     const addresses = Array.from({ length: 30 }, (_, i) => `127.0.1.${i + 1}`);
@@ -119,22 +166,34 @@ async function main(): Promise<void> {
     results.push(await phase("idle", gw, combine(whileOpening, await serveWhile(gw, HOLD_MS)), idle.report));
     await Promise.all(idle.clients.map((c) => c.release()));
 
-    // Everything at once: body memory full (four keys x 16 MiB of stalled uploads), connections full, and the
-    // normal client parsing worst-case bodies back to back.
-    const worstClients = await Promise.all(ATTACK_KEYS.map(() => HostileClient.start()));
-    clients.push(...worstClients);
+    // Large answers nobody reads, all from one key.
+    const [reader] = await attackers(1);
+    const answers = reader!.attack(unread(gw.port, gw.keys.attacker!, "127.0.0.11", ANSWERS, "/v1/embeddings", LARGE_EMBEDDINGS));
+    const duringAnswers = await serveWhile(gw, HOLD_MS * 2);
+    results.push(await phase("answers", gw, duringAnswers, await answers));
+    await reader!.release();
+
+
+    // Everything at once: body memory full (four keys x 16 MiB of stalled uploads), connections full, the
+    // unread answers and the streams (each key under its share of requests in progress), and the normal client
+    // parsing worst-case bodies back to back.
+    const worstClients = await attackers(ATTACK_KEYS.length);
     const stalled = Promise.all(
       worstClients.map((c, i) => c.attack({ kind: "uploads", port: gw.port, localAddress: `127.0.2.${i + 1}`, key: gw.keys[ATTACK_KEYS[i]!]!, count: 8, size: 4 * MiB, window: 8 })),
     );
+    const [worstReader] = await attackers(1);
+    const worstAnswers = worstReader!.attack(unread(gw.port, gw.keys.attacker!, "127.0.0.12", ANSWERS, "/v1/embeddings", LARGE_EMBEDDINGS));
+    const worstStreams = streams(await attackers(ATTACK_KEYS.length), STREAMS_PER_KEY - 8);
     const worstIdle = idleFlood(gw.port, 9000, Array.from({ length: 9 }, (_, i) => `127.0.3.${i + 1}`));
     const body = amplifyingBody();
     const duringWorst = await serveWhile(gw, HOLD_MS * 2, () => body);
-    const worstReports = [...(await stalled), (await worstIdle).report];
+    const worstReports = [...(await stalled), await worstAnswers, ...(await worstStreams), (await worstIdle).report];
     clients.push(...(await worstIdle).clients);
     results.push(await phase("worst", gw, duringWorst, mergeReports(worstReports)));
   } finally {
     await Promise.all(clients.map((c) => c.release().catch(() => undefined)));
     await gw.stop();
+    await stopAll([slow.proc, large.proc]);
   }
 
   const baseline = results[0]!.rss;
@@ -144,16 +203,17 @@ async function main(): Promise<void> {
     `Hostile clients, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${mb(totalmem())} MiB RAM, Node ${process.version}`,
     `Documented bound: ${mb(DOCUMENTED_RSS_BOUND_BYTES)} MiB RSS (production defaults)`,
     "",
-    "| phase | RSS MiB | peak RSS MiB | peak - baseline MiB | heap used MiB | external MiB | gateway connections | body memory MiB | normal client served | p50 ms | p99 ms | attackers saw |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    "| phase | RSS MiB | peak RSS MiB | peak - baseline MiB | heap used MiB | external MiB | gateway connections | body memory MiB | answer memory MiB | normal client served | p50 ms | p99 ms | attackers saw |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ...results.map(
       (r) =>
-        `| ${r.phase} | ${mb(r.rss)} | ${mb(r.peak)} | ${mb(r.peak - baseline)} | ${mb(r.heapUsed)} | ${mb(r.external)} | ${r.connections} | ${fmt(r.bodyMemory / MiB, 1)} | ${r.served}/${r.tried} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${
+        `| ${r.phase} | ${mb(r.rss)} | ${mb(r.peak)} | ${mb(r.peak - baseline)} | ${mb(r.heapUsed)} | ${mb(r.external)} | ${r.connections} | ${fmt(r.bodyMemory / MiB, 1)} | ${fmt(r.answerMemory / MiB, 1)} | ${r.served}/${r.tried} | ${fmt(r.p50, 1)} | ${fmt(r.p99, 1)} | ${
           r.attack ? `${r.attack.opened} connected, ${r.attack.closedByServer} closed by the gateway, answers ${JSON.stringify(r.attack.codes)}` : ""
         } |`,
     ),
     "",
     `Peak RSS ${mb(peak)} MiB of ${mb(DOCUMENTED_RSS_BOUND_BYTES)} MiB documented (${fmt((100 * peak) / DOCUMENTED_RSS_BOUND_BYTES, 0)}%).`,
+    `Each stream in progress added ${fmt(streamCost / 1024, 0)} KiB of RSS (streams phase over baseline).`,
   ];
   console.log(lines.join("\n"));
   const unserved = results.some((r) => r.tried > 0 && r.served < r.tried);
