@@ -9,13 +9,8 @@
  * it only has to find top-level members exactly on valid JSON and to terminate on anything else.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+import { BACKSLASH, CLOSE_ARRAY, CLOSE_OBJECT, COMMA, OPEN_ARRAY, OPEN_OBJECT, QUOTE } from "../http/body/json-members";
+
 const WHITESPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /** Keys longer than this are not among the few the gateway looks for: not kept while they arrive. */

@@ -26,13 +26,14 @@ export interface JsonLimits {
 
 export type JsonScan = { ok: true; members: JsonMember[] } | { ok: false; exceeded: "depth" | "containers" };
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+/** JSON's structural bytes, all ASCII (also used by the answer scan, upstream/json-answer.ts). */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const OPEN_OBJECT = 0x7b;
+export const CLOSE_OBJECT = 0x7d;
+export const OPEN_ARRAY = 0x5b;
+export const CLOSE_ARRAY = 0x5d;
 
 /** All structural characters are ASCII, so scanning UTF-8 bytes needs no decoding. */
 export function scanJson(bytes: Uint8Array, limits: JsonLimits): JsonScan {
