@@ -47,7 +47,7 @@ hostileDescribe("acceptance: hostile floods with the production defaults", () =>
     // default connection cap (it keeps a quarter of its descriptors for model servers), the uploads come from one
     // process, the idle connections from a bounded number of them.
     const gatewayFiles = Math.ceil(settingsFromEnv({}).maxConnections / 0.75);
-    requireFileLimit(Math.max(gatewayFiles, filesFor(UPLOADS), filesPerProcessFor(IDLE)), "the acceptance floods (npm run test:flood)");
+    requireFileLimit(Math.max(gatewayFiles, filesFor(UPLOADS), filesPerProcessFor(IDLE)), "running the acceptance floods (npm run test:flood)");
     ({ gw, boundBytes: bound } = await startHostileTarget({ fileLimit: 65_536 }));
   });
   afterAll(async () => {
