@@ -48,6 +48,12 @@ export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: 
   const lease = reserve(relay, known ? declared : HELD_ANSWER_MAX_BYTES, upstream);
   // Held until the client has the answer (or is gone): it is in the gateway's memory until then.
   relay.res.once("close", () => lease.release());
+  if (relay.res.closed) {
+    // Gone already: 'close' will not come again.
+    lease.release();
+    upstream.body.destroy();
+    throw new ClientGone("before its answer arrived");
+  }
   const head: Buffer[] = [];
   let received = 0;
   const body = upstream.body as AsyncIterable<Buffer>;
