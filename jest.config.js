@@ -3,6 +3,8 @@ module.exports = {
   testEnvironment: "node",
   roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments", "<rootDir>/docs"],
   testMatch: ["**/*.test.ts"],
+  // Floods hold tens of thousands of sockets for minutes: `npm run test:flood` (CI runs it after npm test).
+  testPathIgnorePatterns: ["/node_modules/", "\\.flood\\.test\\.ts$"],
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }],
   },

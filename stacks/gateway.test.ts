@@ -141,8 +141,9 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
       { name: "http", containerPort: 8080, protocol: "TCP" },
       { name: "metrics", containerPort: 9090, protocol: "TCP" },
     ]);
-    expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http" });
-    expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http" });
+    // The operations listener: client connections cannot fill it.
+    expect(c.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    expect(c.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "metrics" });
     expect(c.resources).toEqual({ requests: { cpu: "250m", memory: "256Mi" }, limits: { cpu: "2", memory: "512Mi" } });
     const env = Object.fromEntries((c.env as { name: string; value?: string }[]).map((e) => [e.name, e.value]));
     expect(env).toEqual({

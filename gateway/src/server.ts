@@ -1,14 +1,20 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getHeapStatistics } from "node:v8";
 import Redis from "ioredis";
 import { Agent } from "undici";
 import { createApp } from "./app";
 import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
 import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
+import { rssBoundBytes } from "./config/memory-bound";
 import type { GatewaySettings } from "./config/settings";
+import { createOpsServer } from "./http/ops-listener";
+import { createTransport } from "./http/transport";
+import { KeyedBudget } from "./limits/keyed-budget";
 import { RateLimiter } from "./limits/rate-limiter";
 import { RedisBuckets } from "./limits/redis-buckets";
+import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
 import type { ProbeState } from "./routes/probes";
@@ -29,13 +35,18 @@ export interface RunningGateway {
   url: string;
   port: number;
   metricsUrl: string;
+  /** The operations listener (metrics and probes): where the pod's probes should point. */
+  opsUrl: string;
   registry: ModelRegistry;
   keys: ApiKeyStore;
   keysReloader?: KeysFileReloader;
   limiter: RateLimiter;
+  budget: KeyedBudget;
   metrics: GatewayMetrics;
   state: ProbeState;
   server: Server;
+  /** The connection cap in force (maxConnections clamped to the open-file limit). */
+  maxConnections: number;
   /** Fails readiness, keeps serving for the drain delay, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
 }
@@ -87,7 +98,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   });
 
   // One pooled keep-alive agent for all replicas; streams can be long, so no overall request timeout here.
-  const dispatcher = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 5_000 } });
+  // Idle connections are dropped after 4 s, before vLLM's server drops them (uvicorn's keep-alive is 5 s): a
+  // request sent into a connection the server is closing fails after its body is sent, when it can no longer
+  // be retried on another replica (request bodies are let go once sent, see http/body/held-body.ts).
+  const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: 5_000 } });
   const state: ProbeState = { started: false, draining: false };
   const health = new HealthChecker(
     () => registry.replicas(),
@@ -96,20 +110,26 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     log,
   );
 
-  const app = createApp({ settings, registry, keys, log, state, dispatcher, limiter, metrics });
-  const server = createServer(app);
-  // Longer than typical load-balancer idle timeouts, so the LB closes idle connections first.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
-  const metricsServer = createServer((req, res) => {
-    if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
-      metrics.registry.metrics().then(
-        (body) => res.writeHead(200, { "content-type": metrics.registry.contentType }).end(body),
-        () => res.writeHead(500).end(),
-      );
-    } else res.writeHead(404, { "content-type": "text/plain" }).end("metrics are at /metrics\n");
+  const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
+  const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
+  const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
+  const sampler = new LogSampler(settings.logLinesPerSecond, log);
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics });
+  const { server, guard, maxConnections } = createTransport(app, settings, {
+    refused: (scope) => metrics.connectionsRefused.inc({ scope }),
+    evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
+    clientError: (code, answered) => {
+      const label = /^[A-Z0-9_]{1,40}$/.test(code) ? code : "other";
+      metrics.clientErrors.inc({ code: label });
+      // A client that left is not news; a refused one is, within the sampler's budget.
+      if (answered && sampler.allow("client errors")) log.info({ code: label, status: answered.status, errorCode: answered.code }, "client error");
+    },
   });
+  metrics.observeResources({ openConnections: () => guard.open, bodyMemoryBytes: () => budget.reserved, answerMemoryBytes: () => answerBudget.reserved });
+  if (maxConnections < settings.maxConnections) {
+    log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");
+  }
+  const metricsServer = createOpsServer(metrics, state);
 
   const port = await listen(server, settings.port, settings.host);
   const metricsPort = await listen(metricsServer, settings.metricsPort, settings.host);
@@ -120,7 +140,20 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   loadScraper.start();
   state.started = true;
   const host = settings.host === "0.0.0.0" || settings.host === "::" ? "127.0.0.1" : settings.host;
-  log.info({ port, metricsPort, models: registry.all().map((p) => p.model.id), sharedLimits: Boolean(redis) }, "gateway listening");
+  log.info(
+    {
+      port,
+      metricsPort,
+      models: registry.all().map((p) => p.model.id),
+      sharedLimits: Boolean(redis),
+      maxConnections,
+      // The memory bound assumes the image's heap cap (gateway/Dockerfile); a larger one lets garbage linger.
+      heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),
+      // What these limits keep the process under (docs/gateway-api.md, "Memory bound"): size the container to it.
+      memoryBoundMiB: Math.round(rssBoundBytes({ ...settings, maxConnections }) / 1024 / 1024),
+    },
+    "gateway listening",
+  );
 
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -145,6 +178,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         metricsServer.closeAllConnections();
       });
       limiter.stop();
+      sampler.stop();
       redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
       log.info("gateway stopped");
@@ -154,13 +188,16 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     url: `http://${host}:${port}`,
     port,
     metricsUrl: `http://${host}:${metricsPort}/metrics`,
+    opsUrl: `http://${host}:${metricsPort}`,
     registry,
     keys,
     keysReloader,
     limiter,
+    budget,
     metrics,
     state,
     server,
+    maxConnections,
     close,
   };
 }

@@ -14,7 +14,7 @@ export const PART_OF = "app-serving";
 /** Ports of the gateway process (gateway/src/config/settings.ts defaults, set explicitly in the pod). */
 export const PORTS = { http: 8080, metrics: 9090, service: 80 } as const;
 
-/** Probe paths served on the http port, unauthenticated (gateway/src/routes/probes.ts). */
+/** Probe paths, unauthenticated, served on the http port and on the operations (metrics) port the pod probes. */
 export const PROBES = { liveness: "/healthz", readiness: "/readyz" } as const;
 export const METRICS_PATH = "/metrics";
 
@@ -24,12 +24,15 @@ export const CATALOG_FILE = "catalog.yaml";
 export const KEYS_DIR = "/etc/gateway/keys";
 export const KEYS_FILE = "keys.yaml";
 export const REDIS_URL_KEY = "url";
+/** Key of the model servers' API key in the `gateway-upstream` Secret. */
+export const UPSTREAM_API_KEY_KEY = "api-key";
 
 /** Object names (fixed, so the Deployment can reference them and operators can find them). */
 export const OBJECT_NAMES = {
   catalog: `${APP_NAME}-catalog`,
   keys: `${APP_NAME}-api-keys`,
   redis: `${APP_NAME}-redis`,
+  upstream: `${APP_NAME}-upstream`,
 } as const;
 
 /** Pod template annotation whose change rolls the Deployment when the catalog changes. */

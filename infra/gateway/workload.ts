@@ -15,6 +15,7 @@ import {
   DRAIN_DELAY_SECONDS,
   PROBES,
   REDIS_URL_KEY,
+  UPSTREAM_API_KEY_KEY,
   TERMINATION_MARGIN_SECONDS,
 } from "./constants";
 import { gatewayLabels, selectorLabels } from "./labels";
@@ -32,6 +33,8 @@ export interface WorkloadArgs {
   readonly env: Readonly<Record<string, string>>;
   readonly catalogChecksum: string;
   readonly redis: boolean;
+  /** GATEWAY_UPSTREAM_API_KEY from the `gateway-upstream` Secret. */
+  readonly upstreamApiKey?: boolean;
   /** Set the image's user ids (false where the cluster assigns them). */
   readonly fixedUserIds: boolean;
   /** More pod-template annotations (the Redis URL's digest: env is read at start, so a change must roll the pods). */
@@ -55,7 +58,7 @@ export function podAnnotations(catalogChecksum: string): Record<string, string> 
   };
 }
 
-export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "env" | "redis">) {
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "env" | "redis" | "upstreamApiKey">) {
   const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
     { name: SETTINGS_ENV.port, value: String(PORTS.http) },
     { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
@@ -66,6 +69,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
     { name: SETTINGS_ENV.logLevel, value: args.logLevel },
   ];
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
+  if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
   for (const [name, value] of Object.entries(args.env).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value });
   return env;
 }
@@ -109,8 +113,10 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
               { name: "metrics", containerPort: PORTS.metrics, protocol: "TCP" },
             ],
             env: containerEnv(args),
-            readinessProbe: { httpGet: { path: PROBES.readiness, port: "http" }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 },
-            livenessProbe: { httpGet: { path: PROBES.liveness, port: "http" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
+            // On the operations listener: clients can fill every connection the API port admits, and a probe
+            // refused there would get a healthy pod restarted (docs/gateway-api.md "Connections").
+            readinessProbe: { httpGet: { path: PROBES.readiness, port: "metrics" }, periodSeconds: 5, timeoutSeconds: 2, failureThreshold: 2 },
+            livenessProbe: { httpGet: { path: PROBES.liveness, port: "metrics" }, periodSeconds: 10, timeoutSeconds: 2, failureThreshold: 3 },
             resources: { requests: { ...args.resources.requests }, limits: { ...args.resources.limits } },
             securityContext: containerSecurityContext(args.fixedUserIds ? GATEWAY_IDENTITY : undefined),
             volumeMounts: [

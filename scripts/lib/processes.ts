@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
 import { openSync } from "node:fs";
 import { createServer } from "node:net";
@@ -85,4 +85,13 @@ export async function stopAll(procs: ChildProcess[]): Promise<void> {
       await exited;
     }),
   );
+}
+
+/**
+ * Spawns `command args` with its soft open-file limit raised to `limit`, or to the hard limit if that is
+ * refused (root may raise both). Through sh only for `ulimit`; `exec` keeps the pid and signals the command's.
+ */
+export function spawnWithFileLimit(limit: number, command: string, args: readonly string[], options: SpawnOptions): ChildProcess {
+  const script = `ulimit -n ${limit} 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`;
+  return spawn("sh", ["-c", script, "sh", command, ...args], options);
 }

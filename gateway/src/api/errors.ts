@@ -1,3 +1,5 @@
+import { clientText } from "./client-text";
+
 /**
  * The OpenAI error envelope and the gateway's catalogue of errors.
  * Every error leaves the gateway as {"error":{"message","type","param","code"}} with `code` a string or null:
@@ -34,6 +36,14 @@ export class ApiError extends Error {
   }
 }
 
+/** The connection cannot carry another request (framing lost, or the client is too slow): close it after this. */
+const CLOSE = { connection: "close" } as const;
+
+/** A request over a size limit: sending it again unchanged cannot succeed, so the SDKs must not retry. */
+function overLimit(status: number, subjectAndVerb: string, limitBytes: number, code: string, headers: Record<string, string> = {}): ApiError {
+  return new ApiError(status, `${subjectAndVerb} the limit of ${limitBytes} bytes.`, "invalid_request_error", code, null, { ...headers, "x-should-retry": "false" });
+}
+
 /** Seconds, as both headers the SDKs read: retry-after-ms wins in openai-node, retry-after everywhere else. */
 export function retryAfterHeaders(seconds: number): Record<string, string> {
   const s = Math.max(0, seconds);
@@ -52,7 +62,7 @@ export const errors = {
   modelNotFound: (model: string) =>
     new ApiError(
       404,
-      `The model \`${model}\` does not exist or you do not have access to it.`,
+      `The model \`${clientText(model)}\` does not exist or you do not have access to it.`,
       "invalid_request_error",
       "model_not_found",
       "model",
@@ -61,26 +71,105 @@ export const errors = {
   invalidRequest: (message: string, param: string | null = null, code: string | null = null) =>
     new ApiError(400, message, "invalid_request_error", code, param),
 
-  malformedJson: () =>
+  malformedJson: (detail = "") =>
     new ApiError(
       400,
-      "We could not parse the JSON body of your request. Send valid JSON with 'Content-Type: application/json'.",
+      `We could not parse the JSON body of your request${detail ? ` (${detail})` : ""}. Send valid JSON with 'Content-Type: application/json'.`,
       "invalid_request_error",
       "invalid_json",
     ),
 
-  bodyTooLarge: (limitBytes: number) =>
+  jsonTooDeep: (maxDepth: number) =>
+    new ApiError(400, `The JSON body nests deeper than ${maxDepth} levels of objects and arrays.`, "invalid_request_error", "json_too_deep"),
+
+  jsonTooComplex: (maxContainers: number) =>
+    new ApiError(400, `The JSON body holds more than ${maxContainers} objects and arrays.`, "invalid_request_error", "json_too_complex"),
+
+  unsupportedContentEncoding: (encoding: string) =>
     new ApiError(
-      413,
-      `Request body exceeds the limit of ${limitBytes} bytes.`,
+      415,
+      `Unsupported Content-Encoding '${clientText(encoding, 64)}'. Send the body uncompressed or with one of gzip, deflate, br.`,
       "invalid_request_error",
-      "request_too_large",
+      "unsupported_content_encoding",
       null,
       { "x-should-retry": "false" },
     ),
 
+  unsupportedCharset: (charset: string) =>
+    new ApiError(
+      415,
+      `Unsupported charset '${clientText(charset, 64)}'. Send the body as UTF-8.`,
+      "invalid_request_error",
+      "unsupported_charset",
+      null,
+      { "x-should-retry": "false" },
+    ),
+
+  corruptContentEncoding: (encoding: string) =>
+    new ApiError(400, `The request body is not valid ${encoding} data.`, "invalid_request_error", "invalid_content_encoding"),
+
+  requestTimeout: (what: string) =>
+    new ApiError(408, `The ${what} did not arrive in time.`, "invalid_request_error", "request_timeout", null, CLOSE),
+
+  headersTooLarge: (limitBytes: number) => overLimit(431, "Request headers exceed", limitBytes, "request_header_fields_too_large", CLOSE),
+
+  malformedHttp: () =>
+    new ApiError(400, "The request is not valid HTTP/1.1.", "invalid_request_error", "invalid_http", null, CLOSE),
+
+  expectationFailed: () =>
+    new ApiError(417, "Only 'Expect: 100-continue' is supported.", "invalid_request_error", "expectation_failed", null, CLOSE),
+
+  invalidPath: () =>
+    new ApiError(400, "The request path is not valid percent-encoded UTF-8.", "invalid_request_error", "invalid_path"),
+
+  /** The key's share of body or answer memory is in use (`what`: "request bodies", "unread answers"). */
+  inflightBytesExceeded: (keyName: string, limitBytes: number, what = "request bodies") =>
+    new ApiError(
+      429,
+      `Key '${keyName}' has ${limitBytes} bytes of ${what} in flight already. Retry when earlier requests have finished.`,
+      "requests",
+      "inflight_bytes_exceeded",
+      null,
+      retryAfterHeaders(1),
+    ),
+
+  /** The gateway's body memory was full and this upload, of the key holding the most, made room for another key. */
+  uploadPreempted: () =>
+    new ApiError(
+      503,
+      "The gateway needed the memory this upload held for another client's request; send it again. Retry after 1s.",
+      "service_unavailable_error",
+      "gateway_overloaded",
+      null,
+      { ...retryAfterHeaders(1), ...CLOSE },
+    ),
+
+  /** The key has its share of the gateway's requests in progress already. */
+  tooManyInFlight: (keyName: string, limit: number) =>
+    new ApiError(
+      429,
+      `Key '${keyName}' has ${limit} requests in progress already. Retry when earlier requests have finished.`,
+      "requests",
+      "concurrency_limit_exceeded",
+      null,
+      retryAfterHeaders(1),
+    ),
+
+  /** A gateway-wide bound is reached (`what`: "request body memory", "answer memory", "requests in progress"). */
+  gatewayOverloaded: (what = "request body memory") =>
+    new ApiError(
+      503,
+      `The gateway is at its limit of ${what}. Retry after 1s.`,
+      "service_unavailable_error",
+      "gateway_overloaded",
+      null,
+      retryAfterHeaders(1),
+    ),
+
+  bodyTooLarge: (limitBytes: number) => overLimit(413, "Request body exceeds", limitBytes, "request_too_large"),
+
   unknownUrl: (method: string, path: string) =>
-    new ApiError(404, `Invalid URL (${method} ${path})`, "invalid_request_error", "unknown_url"),
+    new ApiError(404, `Invalid URL (${clientText(method, 32)} ${clientText(path)})`, "invalid_request_error", "unknown_url"),
 
   wrongCategory: (model: string, endpoint: string) =>
     new ApiError(
@@ -111,11 +200,30 @@ export const errors = {
       retryAfterHeaders(retryAfterSeconds),
     ),
 
+  /** A per-key RPM or TPM refusal, in OpenAI's words; `headers` carries x-ratelimit-* and Retry-After. */
+  rateLimited: (keyName: string, which: "requests" | "tokens", limit: number | undefined, resetIn: string, headers: Record<string, string>) =>
+    new ApiError(
+      429,
+      `Rate limit reached for key '${keyName}' on ${which} per min (${which === "requests" ? "RPM" : "TPM"}): Limit ${limit}. Please try again in ${resetIn}.`,
+      which,
+      "rate_limit_exceeded",
+      null,
+      headers,
+    ),
+
   upstreamTimeout: (model: string) =>
     new ApiError(504, `Model \`${model}\` did not respond in time.`, "timeout_error", "upstream_timeout"),
 
   upstreamFailed: (model: string, detail: string) =>
     new ApiError(502, `Model \`${model}\` failed: ${detail}`, "server_error", "upstream_error"),
+
+  /** After a stream started: the model server went silent for longer than the idle timeout between tokens. */
+  streamIdle: (model: string) =>
+    new ApiError(504, `Model \`${model}\`: the model server stopped sending tokens (idle timeout).`, "timeout_error", "upstream_timeout"),
+
+  /** After a stream started: the model server broke off (closed, or ended without [DONE]). */
+  streamInterrupted: (model: string, detail: string) =>
+    new ApiError(502, `Model \`${model}\`: ${detail}.`, "server_error", "upstream_stream_interrupted"),
 
   internal: () =>
     new ApiError(500, "The server had an error while processing your request.", "server_error", "internal_error"),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { errors, type ApiError } from "./errors";
+import { describeIssue, formatParam } from "./issue-messages";
 
 /**
  * Request bodies of the public API, with OpenAI's ranges. Objects are loose: unknown fields are
@@ -29,10 +30,12 @@ const MessageSchema = z
   .superRefine((m, ctx) => {
     const hasContent = m.content !== undefined && m.content !== null;
     if (m.role === "assistant" ? !hasContent && !m.tool_calls?.length : !hasContent) {
-      ctx.addIssue({ code: "custom", path: ["content"], message: `a '${m.role}' message needs content` });
+      // Absent is "missing"; an explicit null is a wrong value for this role.
+      if (m.content === undefined) ctx.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["content"], message: "required" });
+      else ctx.addIssue({ code: "custom", path: ["content"], message: `a '${m.role}' message needs content` });
     }
     if (m.role === "tool" && !m.tool_call_id) {
-      ctx.addIssue({ code: "custom", path: ["tool_call_id"], message: "a 'tool' message needs tool_call_id" });
+      ctx.addIssue({ code: "invalid_type", expected: "string", input: undefined, path: ["tool_call_id"], message: "required" });
     }
   });
 
@@ -123,36 +126,24 @@ export const EmbeddingRequestSchema = z.looseObject({
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 export type EmbeddingRequest = z.infer<typeof EmbeddingRequestSchema>;
 
-/** `messages[0].content` style, the way OpenAI names nested params. */
-export function formatParam(path: readonly PropertyKey[]): string | null {
-  let out = "";
-  for (const seg of path) {
-    if (typeof seg === "number") out += `[${seg}]`;
-    else out += out ? `.${String(seg)}` : String(seg);
-  }
-  return out || null;
-}
-
 /** One line per issue, `field: message`, for configuration files whose every problem should be named. */
 export function issueLines(issues: readonly z.core.$ZodIssue[]): string[] {
   return issues.map((i) => `${formatParam(i.path) ?? "(root)"}: ${i.message}`);
 }
 
-/** Validates a parsed JSON body; the first issue becomes a 400 envelope naming the field. */
+/**
+ * Validates a parsed JSON body; the first issue becomes a 400 envelope naming the field and saying whether it
+ * is missing, of the wrong type, out of range or not an accepted value (see issue-messages.ts).
+ */
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown): { ok: true; value: T } | { ok: false; error: ApiError } {
   if (body === null || typeof body !== "object" || Array.isArray(body)) {
     return { ok: false, error: errors.invalidRequest("The request body must be a JSON object.", null) };
   }
-  const result = schema.safeParse(body);
+  // reportInput: the issue carries the offending value, so a wrong type is told apart from a missing field.
+  const result = schema.safeParse(body, { reportInput: true });
   if (result.success) return { ok: true, value: result.data };
   const issue = result.error.issues[0];
-  const param = issue ? formatParam(issue.path) : null;
-  const detail = issue ? describeIssue(issue) : "invalid request";
-  return { ok: false, error: errors.invalidRequest(param ? `Invalid '${param}': ${detail}` : detail, param) };
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type" && issue.input === undefined) return "required";
-  if (issue.code === "invalid_union") return "does not match any accepted form";
-  return issue.message;
+  if (!issue) return { ok: false, error: errors.invalidRequest("Invalid request.") };
+  const { message, param, code } = describeIssue(issue);
+  return { ok: false, error: errors.invalidRequest(message, param, code) };
 }

@@ -1,7 +1,149 @@
 import { z } from "zod";
 
+/**
+ * How a limit documents itself: what it bounds, why the default is what it is, and what a client sees when it
+ * trips. docs/gateway-api.md's "Limits" table is generated from these (`npm run docs:gateway`).
+ */
+export interface LimitDoc {
+  description: string;
+  why: string;
+  clientSees: string;
+}
+
+const MiB = 1024 * 1024;
+/** Non-streaming answers up to this size are held whole; larger ones pass through (upstream/answer-relay.ts). */
+export const HELD_ANSWER_MAX_BYTES = MiB;
+const count = () => z.coerce.number().int().positive();
+const ms = () => z.coerce.number().int().positive();
+const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta({ ...doc });
+
+/**
+ * Transport and admission limits: every resource a client can make the gateway hold (sockets, memory, time) has
+ * one, and each default is argued in its `why`. Timeouts bound what the client sends, never a generation.
+ */
+const LimitsSchema = {
+  maxConnections: limit(count().default(8192), {
+    description: "Open client connections, all addresses together.",
+    why: "About 11 KiB of memory each (measured, `npm run bench:hostile`), so 8,192 cost under 100 MiB of the 384 MiB bound. At the cap the oldest idle connection is closed to make room, so idle floods never lock clients out. Clamped to 3/4 of the process's open-file limit (the rest is for model-server connections).",
+    clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
+  }),
+  maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
+    description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
+    why: "Off because the gateway is deployed behind a proxy (the cluster's Gateway API HTTPRoute): every client arrives from the proxy pods' few addresses, so a per-address cap would be a per-proxy-pod cap, and one tenant's connection churn would evict other tenants' pooled connections. Per-client connection limits belong at the proxy, which sees the clients. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections, keeps one address from taking more).",
+    clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
+  }),
+  maxHeaderBytes: limit(count().default(16 * 1024), {
+    description: "Request line plus headers, in bytes.",
+    why: "Node's default; the OpenAI SDKs send under 2 KiB. Large enough for long bearer tokens and tracing headers.",
+    clientSees: "431 `request_header_fields_too_large`, connection closed.",
+  }),
+  headersTimeoutMs: limit(ms().default(10_000), {
+    description: "From connection (or the end of the previous request) until the request headers are complete.",
+    why: "Clients send headers in one packet; 10 s is HAProxy's recommended `timeout http-request` and ends slowloris connections early. Also bounds how long a connection that never sends anything is held.",
+    clientSees: "408 `request_timeout`, connection closed.",
+  }),
+  bodyLimitBytes: limit(count().default(4 * MiB), {
+    description: "Request body size, after decompression. A larger declared `Content-Length` is refused before the body is read.",
+    why: "A 128k-token prompt is about 0.5 MiB of JSON; 4 MiB leaves 8x room and equals vLLM's simulator default. Multimodal payloads (base64 images) may need more: memory use grows with it (see `bodyMemoryBytes`).",
+    clientSees: "413 `request_too_large` (`x-should-retry: false`); for a declared length, before the client sends the body.",
+  }),
+  bodyIdleTimeoutMs: limit(ms().default(20_000), {
+    description: "Longest pause between two chunks of a request body.",
+    why: "Apache's mod_reqtimeout default for bodies (20 s): longer than TCP retransmission stalls on a lossy link, short enough that a stalled upload releases its memory soon.",
+    clientSees: "408 `request_timeout`, connection closed.",
+  }),
+  bodyTimeoutMs: limit(ms().default(60_000), {
+    description: "Whole request body, from the first byte the gateway reads to the last.",
+    why: "A 4 MiB body at 1 Mbit/s takes 34 s; a client trickling bytes just inside the idle timeout is cut off after a minute.",
+    clientSees: "408 `request_timeout`, connection closed.",
+  }),
+  requestTimeoutMs: limit(ms().default(90_000), {
+    description: "Whole request (headers and body) as received by Node's HTTP server; a backstop over the two timeouts above, also for bodies the gateway discards unread. Must exceed headersTimeoutMs.",
+    why: "Headers (10 s) plus body (60 s) plus margin, so it only fires when the finer timeouts could not. Never applies to the response.",
+    clientSees: "408 `request_timeout`, connection closed.",
+  }),
+  keepAliveTimeoutMs: limit(ms().default(65_000), {
+    description: "How long an idle keep-alive connection is kept between requests.",
+    why: "Longer than the 60 s idle timeout of common load balancers (AWS ALB), so the balancer closes first and never sends into a connection the gateway just closed. Idle connections yield at the connection caps anyway.",
+    clientSees: "The idle connection is closed; clients open a new one.",
+  }),
+  maxJsonDepth: limit(z.coerce.number().int().min(8).max(1000).default(128), {
+    description: "Nesting depth of a JSON request body (objects and arrays). At most 1,000, so nothing that walks the body recursively can run out of stack.",
+    why: "Tool and response_format schemas nest about 2 levels per schema level; OpenAI allows 10 schema levels, about 25 levels of JSON. 128 leaves 5x room and stays 30x below where serializing overflowed the stack (about 4,000).",
+    clientSees: "400 `json_too_deep`.",
+  }),
+  maxJsonContainers: limit(count().default(100_000), {
+    description: "Objects and arrays in one JSON request body, all levels together.",
+    why: "Parsed, each costs about 40 bytes however few bytes of text it took: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools with their schemas, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
+    clientSees: "400 `json_too_complex`.",
+  }),
+  bodyMemoryBytes: limit(count().default(64 * MiB), {
+    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held while it arrives, is checked and waits for a model-server slot, and given back as soon as it has been sent to the model server (not when the model answers). When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; a body being generated on costs nothing here. With the connections, answers, requests in flight, one body being parsed and the process itself it keeps the gateway under its documented memory bound, inside the 512 MiB container.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
+  }),
+  bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
+    description: "Request bodies held in memory for one API key (its share of bodyMemoryBytes). At least bodyLimitBytes.",
+    why: "Four maximum-size bodies, or hundreds of ordinary ones, arriving or waiting for a slot at once; a key that stalls uploads can hold only a quarter of the gateway's body memory, so other keys keep being served.",
+    clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
+  }),
+  maxInFlightRequests: limit(count().default(1024), {
+    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
+    why: "Each costs memory while it lasts (a stream's buffers and state: 52-64 KiB measured by `npm run bench:hostile`, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap and crash the process instead of being refused. 1,024 is four vLLM replicas' default concurrency (max_num_seqs 256); scale gateway replicas for more.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
+  }),
+  maxInFlightRequestsPerKey: limit(count().default(256), {
+    description: "Inference requests in progress for one API key (its share of maxInFlightRequests).",
+    why: "A quarter of the gateway's: one key holding thousands of slow streams (or stalled clients) cannot take every slot from the others. 256 is one vLLM replica's default concurrency; raise it for batch keys.",
+    clientSees: "429 `concurrency_limit_exceeded` with `retry-after: 1`, before the body is read.",
+  }),
+  clientStallTimeoutMs: limit(ms().default(120_000), {
+    description: "Longest a streamed (SSE) answer waits for the client to accept more bytes (a client that stops reading).",
+    why: "Same allowance as the model-server silence within a stream (upstreamIdleTimeoutMs): a live client reads within seconds, and a stalled one must not hold a model slot indefinitely.",
+    clientSees: "The connection is closed (the upstream request is cancelled).",
+  }),
+  answerStallTimeoutMs: limit(ms().default(20_000), {
+    description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it: the answer is ready, only the client is slow.",
+    why: "The model's work is done and the answer holds gateway memory (a held answer) or a model-server connection (a passed-through one); a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
+    clientSees: "The connection is closed.",
+  }),
+  answerMemoryBytes: limit(count().default(32 * MiB), {
+    description: "Non-streaming answers held in memory by the whole gateway until their clients take them. Answers up to 1 MiB are held whole (reserved at their declared length before they are read); larger ones pass through chunk by chunk and are never held.",
+    why: "Thousands of ordinary answers (a chat completion is a few KiB), or 32 of the largest held ones, waiting on clients that read slowly; a client that stops reading holds its part for at most answerStallTimeoutMs.",
+    clientSees: "503 `gateway_overloaded` with `retry-after: 1` (the model's answer is dropped).",
+  }),
+  answerMemoryPerKeyBytes: limit(count().default(8 * MiB), {
+    description: "Non-streaming answers held in memory for one API key (its share of answerMemoryBytes). At least 1 MiB.",
+    why: "A key whose clients stop reading can hold only a quarter of the answer memory, so other keys' answers keep being delivered.",
+    clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1` (the model's answer is dropped).",
+  }),
+  upstreamIdleTimeoutMs: limit(ms().default(120_000), {
+    description: "Longest silence between two chunks of a model server's response: the idle timeout between tokens of a stream. A stream has no total time limit.",
+    why: "Generous for the slowest token on a loaded replica and for long prefills behind SSE keep-alives; users of other gateways keep meeting 60 s total timeouts that cut long answers, so there is none.",
+    clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
+  }),
+  upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
+    description: "Until the model server sends response headers; for a non-streaming request that is the whole generation.",
+    why: "The OpenAI SDKs' own default timeout (10 minutes); a streaming request gets its headers at once and is bounded by upstreamIdleTimeoutMs instead.",
+    clientSees: "504 `upstream_timeout`.",
+  }),
+  logLinesPerSecond: limit(count().default(50), {
+    description: "Log lines per second that no rate limit pays for, per budget: one budget for unauthenticated traffic (401s, malformed HTTP), and one per API key for its requests its RPM did not charge (refused before or by the rate limit, unknown paths, model listings). Further lines are counted and summarised once a second.",
+    why: "A key's charged requests are bounded by its RPM and always logged; anything else can be sent without limit, so it is sampled. 50 lines/s (about 15 KB/s) per budget is plenty to diagnose a flood; all budgets flooding at once stay under the log store's 3 MB/s per-stream rate limit up to about 200 keys.",
+    clientSees: "Nothing (a logging limit).",
+  }),
+};
+
+/** Settings that bound a client's resources, in the order docs/gateway-api.md lists them. */
+export const LIMIT_SETTINGS = Object.keys(LimitsSchema) as (keyof typeof LimitsSchema)[];
+
+/** A limit's documentation, as registered with its schema. */
+export function limitDoc(key: (typeof LIMIT_SETTINGS)[number]): LimitDoc {
+  return LimitsSchema[key].meta() as unknown as LimitDoc;
+}
+
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
-export const GatewaySettingsSchema = z.strictObject({
+const SettingsObject = z.strictObject({
   host: z.string().min(1).default("0.0.0.0"),
   port: z.coerce.number().int().min(0).max(65535).default(8080),
   /** Path of the model catalog (YAML or JSON, see catalog.ts). */
@@ -16,15 +158,10 @@ export const GatewaySettingsSchema = z.strictObject({
   redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
   /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
   metricsPort: z.coerce.number().int().min(0).max(65535).default(9090),
-  bodyLimitBytes: z.coerce.number().int().positive().default(4 * 1024 * 1024),
   healthIntervalMs: z.coerce.number().int().positive().default(5000),
   healthTimeoutMs: z.coerce.number().int().positive().default(2000),
   /** Consecutive failed checks before a ready replica is taken out. */
   unhealthyThreshold: z.coerce.number().int().positive().default(2),
-  /** Time until the model server sends response headers (for non-streaming: the whole generation). */
-  upstreamHeadersTimeoutMs: z.coerce.number().int().positive().default(600_000),
-  /** Longest silence between two body chunks of an upstream response. */
-  upstreamIdleTimeoutMs: z.coerce.number().int().positive().default(120_000),
   /** Streaming requests still waiting after this long get SSE headers and keep-alive comments (0 = never). */
   sseKeepAliveMs: z.coerce.number().int().nonnegative().default(10_000),
   /** How often each replica's /metrics is read for queue depth and KV-cache use (0 = never). */
@@ -39,9 +176,22 @@ export const GatewaySettingsSchema = z.strictObject({
   /** Then in-flight requests and streams get this long to finish before connections are closed. */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  ...LimitsSchema,
 });
 
-export type GatewaySettings = z.infer<typeof GatewaySettingsSchema>;
+/** Limits that only make sense together are checked together, naming the setting to change. */
+export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
+  const issue = (path: keyof GatewaySettings, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (s.bodyMemoryPerKeyBytes < s.bodyLimitBytes) issue("bodyMemoryPerKeyBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
+  if (s.bodyMemoryBytes < s.bodyMemoryPerKeyBytes) issue("bodyMemoryBytes", `must be at least the per-key share (${s.bodyMemoryPerKeyBytes})`);
+  if (s.answerMemoryPerKeyBytes < HELD_ANSWER_MAX_BYTES) issue("answerMemoryPerKeyBytes", `must be at least the largest held answer (${HELD_ANSWER_MAX_BYTES})`);
+  if (s.maxInFlightRequests < s.maxInFlightRequestsPerKey) issue("maxInFlightRequests", `must be at least the per-key share (${s.maxInFlightRequestsPerKey})`);
+  if (s.answerMemoryBytes < s.answerMemoryPerKeyBytes) issue("answerMemoryBytes", `must be at least the per-key share (${s.answerMemoryPerKeyBytes})`);
+  if (s.maxConnectionsPerAddress > s.maxConnections) issue("maxConnectionsPerAddress", `must be at most maxConnections (${s.maxConnections})`);
+  if (s.requestTimeoutMs <= s.headersTimeoutMs) issue("requestTimeoutMs", `must exceed the headers timeout (${s.headersTimeoutMs})`);
+});
+
+export type GatewaySettings = z.infer<typeof SettingsObject>;
 export type GatewaySettingsInput = z.input<typeof GatewaySettingsSchema>;
 
 /** Environment variable -> setting. One table, so the README and the code cannot drift apart. */
@@ -60,6 +210,25 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   unhealthyThreshold: "GATEWAY_UNHEALTHY_THRESHOLD",
   upstreamHeadersTimeoutMs: "GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS",
   upstreamIdleTimeoutMs: "GATEWAY_UPSTREAM_IDLE_TIMEOUT_MS",
+  maxInFlightRequests: "GATEWAY_MAX_IN_FLIGHT_REQUESTS",
+  maxInFlightRequestsPerKey: "GATEWAY_MAX_IN_FLIGHT_REQUESTS_PER_KEY",
+  answerStallTimeoutMs: "GATEWAY_ANSWER_STALL_TIMEOUT_MS",
+  answerMemoryBytes: "GATEWAY_ANSWER_MEMORY_BYTES",
+  answerMemoryPerKeyBytes: "GATEWAY_ANSWER_MEMORY_PER_KEY_BYTES",
+  maxConnections: "GATEWAY_MAX_CONNECTIONS",
+  maxConnectionsPerAddress: "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS",
+  maxHeaderBytes: "GATEWAY_MAX_HEADER_BYTES",
+  headersTimeoutMs: "GATEWAY_HEADERS_TIMEOUT_MS",
+  bodyIdleTimeoutMs: "GATEWAY_BODY_IDLE_TIMEOUT_MS",
+  bodyTimeoutMs: "GATEWAY_BODY_TIMEOUT_MS",
+  requestTimeoutMs: "GATEWAY_REQUEST_TIMEOUT_MS",
+  keepAliveTimeoutMs: "GATEWAY_KEEPALIVE_TIMEOUT_MS",
+  maxJsonDepth: "GATEWAY_MAX_JSON_DEPTH",
+  maxJsonContainers: "GATEWAY_MAX_JSON_CONTAINERS",
+  bodyMemoryBytes: "GATEWAY_BODY_MEMORY_BYTES",
+  bodyMemoryPerKeyBytes: "GATEWAY_BODY_MEMORY_PER_KEY_BYTES",
+  clientStallTimeoutMs: "GATEWAY_CLIENT_STALL_TIMEOUT_MS",
+  logLinesPerSecond: "GATEWAY_LOG_LINES_PER_SECOND",
   sseKeepAliveMs: "GATEWAY_SSE_KEEPALIVE_MS",
   loadScrapeIntervalMs: "GATEWAY_LOAD_SCRAPE_INTERVAL_MS",
   retryAfterSaturatedSeconds: "GATEWAY_RETRY_AFTER_SATURATED_SECONDS",

@@ -1,36 +1,31 @@
 import type { NextFunction, Request, Response } from "express";
 import { ApiError, errors } from "../api/errors";
 import type { Logger } from "../observability/logger";
+import { ClientGone } from "./client-gone";
 import { requestLog } from "./request-log";
+import type { UnreadBodies } from "./unread-body";
 import { SSE_DONE, sseErrorEvent } from "../upstream/forward";
 
-/** body-parser's error types, mapped to envelopes. */
-function fromBodyParser(err: { type?: string; status?: number; limit?: number; message?: string }): ApiError | undefined {
-  switch (err.type) {
-    case "entity.too.large":
-      return errors.bodyTooLarge(err.limit ?? 0);
-    case "entity.parse.failed":
-      return errors.malformedJson();
-    case "encoding.unsupported":
-    case "charset.unsupported":
-      return new ApiError(415, err.message ?? "Unsupported body encoding.", "invalid_request_error", "unsupported_encoding");
-    case "request.size.invalid":
-    case "stream.encoding.set":
-    case "request.aborted":
-      return errors.invalidRequest(err.message ?? "The request body could not be read.");
-    default:
-      return undefined;
-  }
+/** Errors of client input raised outside the gateway's own code, mapped to envelopes. */
+function fromFramework(err: unknown): ApiError | undefined {
+  // Express's router decodes path parameters and throws URIError on malformed percent-encoding.
+  if (err instanceof URIError) return errors.invalidPath();
+  return undefined;
 }
 
 /** The last middleware: whatever went wrong leaves as the envelope, with the right status and headers. */
-export function errorHandler(log: Logger) {
+export function errorHandler(log: Logger, unread: UnreadBodies) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof ClientGone) {
+      // Nobody is left to answer; the request line records the abort.
+      if (!res.destroyed) res.destroy();
+      return;
+    }
     let apiErr: ApiError;
     if (err instanceof ApiError) apiErr = err;
     else {
-      apiErr = fromBodyParser(err as Record<string, never>) ?? errors.internal();
-      if (apiErr.status === 500) log.error({ err, requestId: res.locals.requestId, path: req.path }, "unhandled error");
+      apiErr = fromFramework(err) ?? errors.internal();
+      if (apiErr.status === 500) log.error({ err, requestId: res.locals.requestId }, "unhandled error");
     }
     const fields = res.locals.log ? requestLog(res) : undefined;
     if (fields) fields.errorCode = apiErr.code;
@@ -44,8 +39,10 @@ export function errorHandler(log: Logger) {
       } else if (!res.writableEnded) res.destroy();
       return;
     }
+    if (res.destroyed) return;
     res.status(apiErr.status);
     for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
+    if (unread.closeAfterEarlyAnswer(req)) res.setHeader("connection", "close");
     res.json(apiErr.toEnvelope());
   };
 }

@@ -1,4 +1,4 @@
-import { ApiError, retryAfterHeaders } from "../api/errors";
+import { errors, retryAfterHeaders } from "../api/errors";
 import type { ApiKeyRecord } from "../auth/api-keys";
 import type { Logger } from "../observability/logger";
 import { LocalBuckets, type AdmitResult, type Buckets } from "./buckets";
@@ -70,14 +70,7 @@ export class RateLimiter {
     const extra: Record<string, string> = { ...headers, ...retryAfterHeaders(seconds) };
     // A wait the SDKs would not sit out is a quota-type refusal: retrying automatically only adds load.
     if (seconds > MAX_CLIENT_RETRY_SECONDS) extra["x-should-retry"] = "false";
-    throw new ApiError(
-      429,
-      `Rate limit reached for key '${key.name}' on ${which} per min (${which === "requests" ? "RPM" : "TPM"}): Limit ${limit}. Please try again in ${formatReset(result.waitMs)}.`,
-      which,
-      "rate_limit_exceeded",
-      null,
-      extra,
-    );
+    throw errors.rateLimited(key.name, which, limit, formatReset(result.waitMs), extra);
   }
 
   /** Charges real token usage; never throws (a lost charge must not fail a finished response). */

@@ -72,6 +72,62 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly admissionRefusals = new Counter({
+    name: "gateway_admission_refusals_total",
+    help: "Requests refused for memory or capacity: the key's share (key_memory) or the gateway's (gateway_memory) of body memory, the key's share (key_in_flight) or the gateway's (gateway_in_flight) of requests in progress, before the body was read; the key's share (answer_key_memory) or the gateway's (answer_gateway_memory) of answer memory, when the answer arrived.",
+    labelNames: ["reason"] as const,
+    registers: [this.registry],
+  });
+
+  readonly connectionsRefused = new Counter({
+    name: "gateway_connections_refused_total",
+    help: "Client connections closed at once: a new one when every connection at a cap was busy (scope total or address), or one that pipelined too many requests ahead of their answers (scope pipelining).",
+    labelNames: ["scope"] as const,
+    registers: [this.registry],
+  });
+
+  readonly connectionsEvicted = new Counter({
+    name: "gateway_connections_evicted_total",
+    help: "Idle client connections closed to make room for a new one at the cap (total or one address's).",
+    labelNames: ["scope"] as const,
+    registers: [this.registry],
+  });
+
+  readonly clientErrors = new Counter({
+    name: "gateway_client_errors_total",
+    help: "Connections ended by Node's HTTP layer: malformed HTTP, oversized headers, timeouts, resets; by Node's error code.",
+    labelNames: ["code"] as const,
+    registers: [this.registry],
+  });
+
+  /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
+  observeResources(read: { openConnections(): number; bodyMemoryBytes(): number; answerMemoryBytes(): number }): void {
+    new Gauge({
+      name: "gateway_open_connections",
+      help: "Client connections open now.",
+      registers: [this.registry],
+      collect() {
+        this.set(read.openConnections());
+      },
+    });
+    new Gauge({
+      name: "gateway_body_memory_bytes",
+      help: "Bytes of request bodies reserved in memory now (bounded by GATEWAY_BODY_MEMORY_BYTES).",
+      registers: [this.registry],
+      collect() {
+        this.set(read.bodyMemoryBytes());
+      },
+    });
+    new Gauge({
+      name: "gateway_answer_memory_bytes",
+      help: "Bytes of non-streaming answers held in memory now, until their clients take them (bounded by GATEWAY_ANSWER_MEMORY_BYTES).",
+      registers: [this.registry],
+      collect() {
+        this.set(read.answerMemoryBytes());
+      },
+    });
+  }
+
   constructor(models: ModelRegistry) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's summed handle/request/resource gauges end in _total, which Prometheus reserves for

@@ -7,15 +7,41 @@ export interface ProbeState {
   draining: boolean;
 }
 
-/** Kubernetes probes: unauthenticated, cheap, never logged. */
+export interface ProbeAnswer {
+  status: number;
+  body: { status: string };
+}
+
+/** Liveness: the process answers at all. */
+export function liveness(): ProbeAnswer {
+  return { status: 200, body: { status: "ok" } };
+}
+
+/** Readiness: started (first health checks done) and not draining. */
+export function readiness(state: ProbeState): ProbeAnswer {
+  const ready = state.started && !state.draining;
+  return { status: ready ? 200 : 503, body: { status: ready ? "ready" : state.draining ? "draining" : "starting" } };
+}
+
+/** The probe answer for `path`, if it is a probe path. */
+export function probeAnswer(path: string, state: ProbeState): ProbeAnswer | undefined {
+  if (path === "/healthz") return liveness();
+  if (path === "/readyz") return readiness(state);
+  return undefined;
+}
+
+/**
+ * Kubernetes probes on the API listener: unauthenticated, cheap, never logged. The same answers are on the
+ * metrics listener (see http/ops-listener.ts), which is where the pod's probes should point: client
+ * connections cannot fill it.
+ */
 export function probeRoutes(state: ProbeState): Router {
   const router = Router();
-  router.get("/healthz", (_req, res) => {
-    res.json({ status: "ok" });
-  });
-  router.get("/readyz", (_req, res) => {
-    const ready = state.started && !state.draining;
-    res.status(ready ? 200 : 503).json({ status: ready ? "ready" : state.draining ? "draining" : "starting" });
-  });
+  for (const path of ["/healthz", "/readyz"]) {
+    router.get(path, (_req, res) => {
+      const answer = probeAnswer(path, state)!;
+      res.status(answer.status).json(answer.body);
+    });
+  }
   return router;
 }

@@ -1,11 +1,14 @@
-import { once } from "node:events";
 import type { Response } from "express";
 import { request, type Dispatcher } from "undici";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { ApiError, errors } from "../api/errors";
+import type { HeldBody } from "../http/body/held-body";
+import { writable } from "../http/client-stall";
+import type { KeyedBudget } from "../limits/keyed-budget";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
+import { readFailure, relayJsonAnswer } from "./answer-relay";
 import { normalizeUpstreamError, parseErrorBody } from "./normalize-error";
 
 export interface Usage {
@@ -17,8 +20,10 @@ export interface Usage {
 export interface UpstreamCall {
   pool: ModelPool;
   path: "/v1/chat/completions" | "/v1/embeddings";
-  /** Body to send, already carrying the upstream model name. */
-  body: Record<string, unknown>;
+  /** Body to send, already carrying the upstream model name; released once the upstream request has it. */
+  body: HeldBody;
+  /** The caller's key: whose share of the answer memory a held answer takes. */
+  keyName: string;
   requestId: string;
   stream: boolean;
   /** Drop the usage-only chunk the gateway asked for on the client's behalf. */
@@ -55,6 +60,14 @@ export interface ForwardOptions {
   retryAfterNotReadySeconds: number;
   /** Streaming: after this long without an upstream response, send SSE headers and keep-alive comments. */
   sseKeepAliveMs: number;
+  /** Longest wait for a client that does not read its stream. */
+  clientStallTimeoutMs: number;
+  /** Longest wait for a client that takes none of a non-streaming answer. */
+  answerStallTimeoutMs: number;
+  /** Memory for the non-streaming answers the gateway holds until their clients take them. */
+  answerBudget: KeyedBudget;
+  /** An answer refused because its key's share, or the gateway's, of the answer memory was in use. */
+  answerRefused(reason: "answer_key_memory" | "answer_gateway_memory"): void;
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
@@ -80,7 +93,7 @@ function errorCode(err: unknown): string | undefined {
 
 /**
  * Sends one inference request to a replica of the model and relays the answer to the client.
- * A connection refused or reset before any response is retried once on another ready replica.
+ * A connection refused or reset before the body was sent is retried once on another ready replica.
  * Throws ApiError for anything that should leave as an error envelope before a response started.
  */
 export async function forwardInference(call: UpstreamCall, opts: ForwardOptions): Promise<UpstreamOutcome> {
@@ -89,13 +102,13 @@ export async function forwardInference(call: UpstreamCall, opts: ForwardOptions)
     return await forwardWithRetry(call, opts, keepAlive);
   } finally {
     keepAlive?.stop();
+    call.body.release();
   }
 }
 
 async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAlive?: SseKeepAlive): Promise<UpstreamOutcome> {
   const { pool } = call;
   const tried = new Set<Replica>();
-  const payload = JSON.stringify(call.body);
   const maxAttempts = Math.min(2, Math.max(1, pool.replicas.length));
 
   for (let attempt = 1; ; attempt++) {
@@ -118,10 +131,11 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
         dispatcher: opts.dispatcher,
         headers: {
           "content-type": "application/json",
+          "content-length": String(call.body.length),
           accept: call.stream ? "text/event-stream" : "application/json",
           "x-request-id": call.requestId,
         },
-        body: payload,
+        body: call.body.stream(),
         signal: call.signal,
         headersTimeout: opts.headersTimeoutMs,
         bodyTimeout: opts.idleTimeoutMs,
@@ -133,7 +147,9 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
         replica.eject(code);
-        if (attempt < maxAttempts) {
+        // Another replica can be tried only while the body is still held (the connection failed before the
+        // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
+        if (attempt < maxAttempts && call.body.held) {
           call.timing?.retried();
           continue;
         }
@@ -143,8 +159,10 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
     }
 
     keepAlive?.stop();
+    // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
+    call.body.release();
     try {
-      return await relay(call, upstream, replica, attempt);
+      return await relay(call, upstream, replica, attempt, opts);
     } finally {
       pool.release(replica);
     }
@@ -192,61 +210,59 @@ async function relay(
   upstream: Dispatcher.ResponseData,
   replica: Replica,
   attempts: number,
+  opts: ForwardOptions,
 ): Promise<UpstreamOutcome> {
   const base = { replica: replica.url, attempts };
   const status = upstream.statusCode;
   const contentType = String(upstream.headers["content-type"] ?? "");
 
   if (status >= 300) {
-    const text = await readText(upstream, call);
-    throw normalizeUpstreamError(status, parseErrorBody(text), call.pool.model.id);
+    // Only the head of an error body matters (proxies answer with whole HTML pages): the rest is not read.
+    const head = await readHead(upstream, MAX_ERROR_BODY_BYTES, call);
+    throw normalizeUpstreamError(status, parseErrorBody(head.toString("utf8")), call.pool.model.id);
   }
   if (call.stream && contentType.includes("text/event-stream")) {
-    return { ...base, status, ...(await relaySse(call, upstream)) };
+    return { ...base, status, ...(await relaySse(call, upstream, opts.clientStallTimeoutMs)) };
   }
   if (call.res.headersSent) {
     // Keep-alive already committed to an event stream; a JSON answer can only travel as an error event.
     await upstream.body.dump();
     throw errors.upstreamFailed(call.pool.model.id, "the model server answered a streaming request without an event stream");
   }
-  const text = await readText(upstream, call);
-  let parsed: Record<string, unknown>;
-  try {
-    parsed = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw errors.upstreamFailed(call.pool.model.id, "the model server sent a body that is not JSON");
-  }
-  if (parsed && typeof parsed === "object" && "error" in parsed && parsed.error) {
-    // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
-    throw normalizeUpstreamError(500, parsed, call.pool.model.id);
-  }
-  const rewrite = call.pool.upstreamModel !== call.pool.model.id;
-  if (rewrite) parsed.model = call.pool.model.id;
-  call.res
-    .status(status)
-    .type("application/json")
-    .send(rewrite ? JSON.stringify(parsed) : text);
-  return { ...base, status, usage: asUsage(parsed.usage) };
+  const usage = await relayJsonAnswer(upstream, {
+    res: call.res,
+    modelId: call.pool.model.id,
+    rewriteModel: call.pool.upstreamModel !== call.pool.model.id,
+    keyName: call.keyName,
+    budget: opts.answerBudget,
+    stallMs: opts.answerStallTimeoutMs,
+    signal: call.signal,
+    refused: opts.answerRefused,
+  });
+  return { ...base, status, usage: asUsage(usage) };
 }
 
-async function readText(upstream: Dispatcher.ResponseData, call: UpstreamCall): Promise<string> {
+/** Error bodies are read up to this; the rest is dropped unread. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
+/** At most the first `limit` bytes of the upstream body; the rest is not read (the connection is closed). */
+async function readHead(upstream: Dispatcher.ResponseData, limit: number, call: UpstreamCall): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let received = 0;
   try {
-    return await upstream.body.text();
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      received += chunk.length;
+      if (received >= limit) break; // leaving the loop destroys the body
+    }
   } catch (err) {
-    if (errorCode(err) === "UND_ERR_BODY_TIMEOUT") throw errors.upstreamTimeout(call.pool.model.id);
-    if (call.signal.aborted) throw err;
-    throw errors.upstreamFailed(call.pool.model.id, "the model server closed the connection mid-response");
+    throw readFailure(err, { modelId: call.pool.model.id, signal: call.signal });
   }
+  return Buffer.concat(chunks, received).subarray(0, limit);
 }
 
 function asUsage(v: unknown): Usage | undefined {
   return v && typeof v === "object" ? (v as Usage) : undefined;
-}
-
-/** Resolves when the socket can take more data, or when the client is gone (then nothing more is written). */
-async function writable(res: Response): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return;
-  await Promise.race([once(res, "drain"), once(res, "close")]);
 }
 
 export function sseErrorEvent(err: ApiError): string {
@@ -260,12 +276,13 @@ export const SSE_DONE = "data: [DONE]\n\n";
  * Error events are normalized to the envelope; a stream that breaks off gets an error event and [DONE],
  * so the SDKs raise instead of silently returning a truncated answer.
  */
-async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): Promise<{ usage?: Usage; streamError?: string }> {
+async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData, stallMs: number): Promise<{ usage?: Usage; streamError?: string }> {
   const { res, pool } = call;
   const rewrite = pool.upstreamModel !== pool.model.id;
   let usage: Usage | undefined;
   let done = false;
   let streamError: string | undefined;
+  let idle = false;
   const started = performance.now();
   let lastTokenAt: number | undefined;
   const sawToken = () => {
@@ -320,21 +337,17 @@ async function relaySse(call: UpstreamCall, upstream: Dispatcher.ResponseData): 
     for await (const chunk of upstream.body) {
       parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (res.destroyed) break;
-      await writable(res);
+      await writable(res, stallMs);
     }
   } catch (err) {
     if (call.signal.aborted || res.destroyed) return { usage };
-    streamError =
-      errorCode(err) === "UND_ERR_BODY_TIMEOUT"
-        ? "the model server stopped sending tokens (idle timeout)"
-        : "the model server closed the connection mid-stream";
+    idle = errorCode(err) === "UND_ERR_BODY_TIMEOUT";
+    streamError = idle ? "the model server stopped sending tokens (idle timeout)" : "the model server closed the connection mid-stream";
   }
   if (!res.destroyed) {
     if (!done) {
       streamError ??= "the model server ended the stream without [DONE]";
-      const apiErr = streamError.includes("idle timeout")
-        ? new ApiError(504, `Model \`${pool.model.id}\`: ${streamError}.`, "timeout_error", "upstream_timeout")
-        : new ApiError(502, `Model \`${pool.model.id}\`: ${streamError}.`, "server_error", "upstream_stream_interrupted");
+      const apiErr = idle ? errors.streamIdle(pool.model.id) : errors.streamInterrupted(pool.model.id, streamError);
       res.write(sseErrorEvent(apiErr));
       res.write(SSE_DONE);
     }

@@ -160,6 +160,14 @@ describe("HTTP contract of the gateway", () => {
     expect(h.logs.some((l) => l.path === "/healthz" || l.path === "/readyz")).toBe(false);
   });
 
+  it("probes answer on the metrics listener too, where client connections cannot crowd them out", async () => {
+    const live = await fetch(`${h.gateway.opsUrl}/healthz`);
+    expect({ status: live.status, body: await live.json() }).toEqual({ status: 200, body: { status: "ok" } });
+    const ready = await fetch(`${h.gateway.opsUrl}/readyz`);
+    expect({ status: ready.status, body: await ready.json() }).toEqual({ status: 200, body: { status: "ready" } });
+    expect((await fetch(`${h.gateway.opsUrl}/v1/models`)).status).toBe(404);
+  });
+
   it("never writes the API key into a log line", () => {
     expect(h.rawLogs.length).toBeGreaterThan(5);
     expect(h.rawLogs.join("\n")).not.toContain(h.key);

@@ -1,8 +1,9 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCatalogFile, parseCatalog } from "../../src/config/load-catalog";
-import { settingsFromEnv } from "../../src/config/settings";
+import { IMAGE_HEAP_LIMIT_MIB, memoryBoundTerms, rssBoundBytes } from "../../src/config/memory-bound";
+import { LIMIT_SETTINGS, SETTINGS_ENV, limitDoc, settingsFromEnv } from "../../src/config/settings";
 
 const model = (id: string) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } });
 
@@ -42,5 +43,42 @@ describe("gateway settings", () => {
   });
   it("names the environment variable that is wrong", () => {
     expect(() => settingsFromEnv({ PORT: "http", GATEWAY_HEALTH_INTERVAL_MS: "-1" })).toThrow(/PORT[\s\S]*GATEWAY_HEALTH_INTERVAL_MS/);
+  });
+});
+
+describe("limits", () => {
+  it("every limit documents what it bounds, why its default, and what a client sees", () => {
+    for (const key of LIMIT_SETTINGS) {
+      const doc = limitDoc(key);
+      expect(doc?.description).toBeTruthy();
+      expect(doc?.why).toBeTruthy();
+      expect(doc?.clientSees).toBeTruthy();
+      expect(SETTINGS_ENV[key]).toMatch(/^GATEWAY_/);
+    }
+  });
+
+  it("checks limits that only make sense together, naming the variable", () => {
+    expect(() => settingsFromEnv({ GATEWAY_BODY_LIMIT_BYTES: String(32 * 1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_PER_KEY_BYTES: must be at least the body limit/);
+    expect(() => settingsFromEnv({ GATEWAY_BODY_MEMORY_BYTES: String(1024 * 1024) })).toThrow(/GATEWAY_BODY_MEMORY_BYTES/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_CONNECTIONS: "100", GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: "200" })).toThrow(/GATEWAY_MAX_CONNECTIONS_PER_ADDRESS: must be at most maxConnections/);
+    expect(settingsFromEnv({}).maxConnectionsPerAddress).toBe(0); // behind a proxy every client shares its address
+    expect(() => settingsFromEnv({ GATEWAY_ANSWER_MEMORY_PER_KEY_BYTES: "65536" })).toThrow(/GATEWAY_ANSWER_MEMORY_PER_KEY_BYTES: must be at least the largest held answer/);
+    expect(() => settingsFromEnv({ GATEWAY_ANSWER_MEMORY_BYTES: String(4 * 1024 * 1024) })).toThrow(/GATEWAY_ANSWER_MEMORY_BYTES: must be at least the per-key share/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_IN_FLIGHT_REQUESTS: "100" })).toThrow(/GATEWAY_MAX_IN_FLIGHT_REQUESTS: must be at least the per-key share/);
+    expect(() => settingsFromEnv({ GATEWAY_REQUEST_TIMEOUT_MS: "5000" })).toThrow(/GATEWAY_REQUEST_TIMEOUT_MS: must exceed the headers timeout/);
+    expect(() => settingsFromEnv({ GATEWAY_MAX_JSON_DEPTH: "5000" })).toThrow(/GATEWAY_MAX_JSON_DEPTH/);
+  });
+
+  it("the defaults keep the gateway under 496 MiB, inside the 512 Mi container", () => {
+    const defaults = settingsFromEnv({});
+    expect(rssBoundBytes(defaults)).toBe(496 * 1024 * 1024);
+    expect(Object.values(memoryBoundTerms(defaults)).every((t) => t > 0)).toBe(true);
+  });
+
+  it("the image's heap cap is the one the memory bound assumes", () => {
+    // gateway/Dockerfile sets it for the image; memory-bound.ts (and the hostile tests' gateway) assume it.
+    const dockerfile = readFileSync(join(__dirname, "..", "..", "Dockerfile"), "utf8");
+    const caps = [...dockerfile.matchAll(/--max-old-space-size=(\d+)/g)].map((m) => Number(m[1]));
+    expect(caps).toEqual([IMAGE_HEAP_LIMIT_MIB]);
   });
 });

@@ -54,6 +54,18 @@ describe("chat completion request validation", () => {
     expect(paramOf(ChatCompletionRequestSchema, chat(extra))).toBe("ok");
   });
 
+  it("echoes a client-chosen key bounded and escaped, in param and message", () => {
+    const key = `${"k".repeat(300_000)}\n{"forged":1}`;
+    const r = parseBody(ChatCompletionRequestSchema, chat({ logit_bias: { [key]: 1000 } }));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.error.param!.startsWith("logit_bias.kkk")).toBe(true);
+    expect(r.error.param!.length).toBeLessThan(300);
+    expect(r.error.message.length).toBeLessThan(700);
+    expect(r.error.message).not.toContain("\n");
+    expect(r.error.param).toContain("(300013 characters)");
+  });
+
   it("keeps unknown fields so they reach the model server", () => {
     const r = parseBody(ChatCompletionRequestSchema, chat({ top_k: 5, min_p: 0.1 }));
     expect(r.ok && (r.value as Record<string, unknown>).top_k).toBe(5);
@@ -83,5 +95,45 @@ describe("embedding request validation", () => {
     [{}, "input"],
   ])("rejects %j naming %s", (extra, param) => {
     expect(paramOf(EmbeddingRequestSchema, { model: "e", ...extra })).toBe(param);
+  });
+});
+
+describe("validation messages say what is wrong and where", () => {
+  const error = (schema: Parameters<typeof parseBody>[0], body: unknown) => {
+    const r = parseBody(schema, body);
+    if (r.ok) throw new Error("expected a validation error");
+    return r.error.toEnvelope().error;
+  };
+  it.each([
+    [{ model: undefined }, "model", "missing_required_parameter", "Missing required parameter: 'model'."],
+    [{ temperature: "hot" }, "temperature", "invalid_type", "Invalid type for 'temperature': expected a number, but got a string instead."],
+    [{ temperature: 2.5 }, "temperature", "decimal_above_max_value", "Expected a value <= 2, but got 2.5 instead."],
+    [{ max_tokens: 0 }, "max_tokens", "integer_below_min_value", "Expected a value >= 1, but got 0 instead."],
+    [{ max_tokens: 1.5 }, "max_tokens", "invalid_type", "expected an integer, but got a decimal instead."],
+    [{ messages: "hi" }, "messages", "invalid_type", "expected an array, but got a string instead."],
+    [{ messages: [] }, "messages", "empty_array", "Expected an array with minimum length 1"],
+    [{ messages: [{ role: "user", content: "a" }, { role: "user", content: "b" }, { role: "user", content: "c" }, { role: "user", content: 5 }] }, "messages[3].content", "invalid_type", "expected a string or an array, but got an integer instead."],
+    [{ messages: [{ role: "user", content: [{ type: 5 }] }] }, "messages[0].content[0].type", "invalid_type", "expected a string, but got an integer instead."],
+    [{ messages: [{ role: "user" }] }, "messages[0].content", "missing_required_parameter", "Missing required parameter: 'messages[0].content'."],
+    [{ messages: [{ role: "tool", content: "42" }] }, "messages[0].tool_call_id", "missing_required_parameter", "Missing required parameter"],
+    [{ messages: [{ role: "robot", content: "x" }] }, "messages[0].role", "invalid_value", "Invalid value for 'messages[0].role': 'robot'. Supported values are: 'system', 'developer', 'user', 'assistant', 'tool', and 'function'."],
+    [{ stop: ["a", "b", "c", "d", "e"] }, "stop", "array_above_max_length", "maximum length 4, but got an array with length 5"],
+    [{ stop: [""] }, "stop[0]", "empty_string", "string too short"],
+    [{ tool_choice: "sometimes" }, "tool_choice", "invalid_value", "Supported values are: 'none', 'auto', and 'required'."],
+  ])("%j: %s %s", (extra, param, code, text) => {
+    const e = error(ChatCompletionRequestSchema, chat(extra));
+    expect(e).toMatchObject({ param, code, type: "invalid_request_error" });
+    expect(e.message).toContain(text);
+  });
+
+  it("shows a long wrong value bounded, never whole", () => {
+    const e = error(ChatCompletionRequestSchema, chat({ tool_choice: "x".repeat(100_000) }));
+    expect(e.message.length).toBeLessThan(300);
+  });
+
+  it("names the embedding input element that is wrong", () => {
+    expect(error(EmbeddingRequestSchema, { model: "e", input: [-1] })).toMatchObject({ param: "input[0]", code: "integer_below_min_value" });
+    expect(error(EmbeddingRequestSchema, { model: "e", input: ["a", 5] })).toMatchObject({ param: "input[1]", code: "invalid_type" });
+    expect(error(EmbeddingRequestSchema, { model: "e" })).toMatchObject({ param: "input", code: "missing_required_parameter" });
   });
 });

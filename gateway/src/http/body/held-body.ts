@@ -1,0 +1,50 @@
+import { Readable } from "node:stream";
+import type { BudgetLease } from "../../limits/keyed-budget";
+
+/**
+ * The bytes to send upstream, with the memory lease they hold. The bytes are let go, and the lease returned,
+ * as soon as the upstream request has taken them (undici read the whole body and wrote it to the model
+ * server's connection), not when the model server answers: a non-streaming generation takes minutes, and
+ * holding its prompt that long would let a few hundred long-context requests fill the gateway's body memory.
+ *
+ * Each attempt gets a one-shot stream rather than the buffer itself: undici keeps a request's body object
+ * until the response ends, which would pin the bytes however early they were released.
+ */
+export class HeldBody {
+  private bytes: Buffer | undefined;
+  readonly length: number;
+
+  constructor(
+    bytes: Buffer,
+    private readonly lease: BudgetLease,
+  ) {
+    this.bytes = bytes;
+    this.length = bytes.length;
+    lease.resize(bytes.length);
+  }
+
+  /** False once the body has been sent (or the request is over): another attempt cannot send it again. */
+  get held(): boolean {
+    return this.bytes !== undefined;
+  }
+
+  /** One attempt's body: the bytes, released once the upstream request has read them all. */
+  stream(): Readable {
+    let bytes = this.bytes;
+    const body = new Readable({
+      read() {
+        if (bytes) this.push(bytes);
+        bytes = undefined;
+        this.push(null);
+      },
+    });
+    body.once("end", () => this.release());
+    return body;
+  }
+
+  /** The model server has the body, or the request is over: free the bytes. Idempotent. */
+  release(): void {
+    this.bytes = undefined;
+    this.lease.release();
+  }
+}

@@ -1,0 +1,170 @@
+import type { Response } from "express";
+import type { Dispatcher } from "undici";
+import { ApiError, errors } from "../api/errors";
+import { ClientGone } from "../http/client-gone";
+import { writable } from "../http/client-stall";
+import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
+import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
+import { AnswerScanner, rewriteAnswer } from "./json-answer";
+import { normalizeUpstreamError } from "./normalize-error";
+
+export interface AnswerRelay {
+  res: Response;
+  /** The catalog id the client asked for. */
+  modelId: string;
+  /** Set when the model server knows the model by another name: `model` is rewritten back in the answer. */
+  rewriteModel: boolean;
+  /** Who the answer is held for: its key's share of the answer memory. */
+  keyName: string;
+  budget: KeyedBudget;
+  /** Longest wait for a client that takes none of the answer. */
+  stallMs: number;
+  /** Aborted when the client goes away. */
+  signal: AbortSignal;
+  refused(reason: "answer_key_memory" | "answer_gateway_memory"): void;
+}
+
+/** Maps a failure while reading the model server's answer to what the client gets (or nothing, if it left). */
+export function readFailure(err: unknown, relay: Pick<AnswerRelay, "modelId" | "signal">): Error {
+  if (err instanceof ApiError || err instanceof ClientGone) return err;
+  if ((err as { code?: string }).code === "UND_ERR_BODY_TIMEOUT") return errors.upstreamTimeout(relay.modelId);
+  if (relay.signal.aborted) return new ClientGone("while the model server was answering");
+  return errors.upstreamFailed(relay.modelId, "the model server closed the connection mid-response");
+}
+
+/**
+ * Relays a model server's non-streaming JSON answer (status below 300). A small answer (declared, or found, at
+ * most HELD_ANSWER_MAX_BYTES, 1 MiB; chat completions are a few KiB) is held whole: its memory is reserved from
+ * the answer budget (the key's share and the gateway's) before it is read, and given back once the client has
+ * taken it; when the budget is full the client gets 429 or 503 with Retry-After. A larger answer is streamed
+ * through with backpressure, `model` rewritten in place and `usage` picked up on the way; of it only the part
+ * read before it proved large (when its length was not declared) is ever held. Returns the answer's `usage`.
+ */
+export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: AnswerRelay): Promise<unknown> {
+  const declared = Number(upstream.headers["content-length"] ?? NaN);
+  const known = Number.isInteger(declared) && declared >= 0;
+  if (known && declared > HELD_ANSWER_MAX_BYTES) return streamAnswer(upstream, relay, [], declared);
+
+  const lease = reserve(relay, known ? declared : HELD_ANSWER_MAX_BYTES, upstream);
+  // Held until the client has the answer (or is gone): it is in the gateway's memory until then.
+  relay.res.once("close", () => lease.release());
+  if (relay.res.closed) {
+    // Gone already: 'close' will not come again.
+    lease.release();
+    upstream.body.destroy();
+    throw new ClientGone("before its answer arrived");
+  }
+  const head: Buffer[] = [];
+  let received = 0;
+  const body = upstream.body as AsyncIterable<Buffer>;
+  const iterator = body[Symbol.asyncIterator]();
+  try {
+    for (;;) {
+      const next = await iterator.next();
+      if (next.done) break;
+      head.push(next.value);
+      received += next.value.length;
+      if (received > HELD_ANSWER_MAX_BYTES) {
+        // Larger than it looked: stream it from here; the head goes first and gives its memory back once sent.
+        return await streamAnswer(upstream, relay, head, undefined, iterator, lease);
+      }
+    }
+  } catch (err) {
+    throw readFailure(err, relay);
+  }
+  lease.resize(received);
+  return sendHeldAnswer(head.length === 1 ? head[0]! : Buffer.concat(head, received), relay);
+}
+
+function reserve(relay: AnswerRelay, bytes: number, upstream: Dispatcher.ResponseData): BudgetLease {
+  const lease = relay.budget.reserve(relay.keyName, bytes);
+  if (lease === "key" || lease === "gateway") {
+    upstream.body.destroy();
+    relay.refused(lease === "key" ? "answer_key_memory" : "answer_gateway_memory");
+    throw lease === "key" ? errors.inflightBytesExceeded(relay.keyName, relay.budget.perKey, "unread answers") : errors.gatewayOverloaded("answer memory");
+  }
+  return lease;
+}
+
+/** A small answer, whole: parsed once to check it, then sent as the model server's bytes (`model` rewritten). */
+function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): unknown {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    answer = undefined;
+  }
+  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
+    throw errors.upstreamFailed(relay.modelId, "the model server sent a body that is not a JSON object");
+  }
+  const { error, usage } = answer as { error?: unknown; usage?: unknown };
+  // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
+  if (error) throw normalizeUpstreamError(500, { error }, relay.modelId);
+  relay.res
+    .status(200)
+    .type("application/json")
+    .send(relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes);
+  return usage;
+}
+
+/**
+ * A large answer, chunk by chunk: each chunk is written once the client has taken the previous ones (the
+ * model server's connection holds the rest), so the gateway holds at most a chunk or two of it however slowly
+ * the client reads; a client that takes nothing for `stallMs` is disconnected.
+ */
+async function streamAnswer(
+  upstream: Dispatcher.ResponseData,
+  relay: AnswerRelay,
+  head: Buffer[],
+  declared: number | undefined,
+  iterator: AsyncIterator<Buffer> = (upstream.body as AsyncIterable<Buffer>)[Symbol.asyncIterator](),
+  headLease?: BudgetLease,
+): Promise<unknown> {
+  const { res } = relay;
+  const scanner = new AnswerScanner({ replace: relay.rewriteModel ? { model: JSON.stringify(relay.modelId) } : {}, capture: ["usage", "error"] });
+  let pending = head.flatMap((chunk) => scanner.feed(chunk));
+  if (pending.length === 0) {
+    try {
+      const next = await iterator.next();
+      if (!next.done) pending = scanner.feed(next.value);
+    } catch (err) {
+      throw readFailure(err, relay);
+    }
+  }
+  // Before committing to a 200: the answer must start as an object and must not be an error.
+  if (scanner.notAnObject) {
+    upstream.body.destroy();
+    throw errors.upstreamFailed(relay.modelId, "the model server sent a body that is not a JSON object");
+  }
+  const error = scanner.member("error");
+  if (error) {
+    upstream.body.destroy();
+    throw normalizeUpstreamError(500, { error }, relay.modelId);
+  }
+  res.status(200).type("application/json");
+  // The bytes are the model server's own unless `model` is rewritten: then their length changes.
+  if (declared !== undefined && !relay.rewriteModel) res.setHeader("content-length", String(declared));
+  try {
+    for (;;) {
+      for (const piece of pending) res.write(piece);
+      pending = [];
+      await writable(res, relay.stallMs);
+      // The head is out of the gateway's memory now.
+      headLease?.release();
+      if (res.destroyed) {
+        upstream.body.destroy();
+        throw new ClientGone("while its answer was being sent");
+      }
+      const next = await iterator.next();
+      if (next.done) break;
+      pending = scanner.feed(next.value);
+    }
+  } catch (err) {
+    throw readFailure(err, relay);
+  }
+  // Cut short or malformed after the status was sent: the error handler closes the connection rather than
+  // ending the answer, so the client sees a failure instead of a truncated body.
+  if (!scanner.complete) throw errors.upstreamFailed(relay.modelId, "the answer ended before it was complete");
+  res.end();
+  return scanner.member("usage");
+}
