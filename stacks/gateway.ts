@@ -15,6 +15,8 @@ import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 export interface ServingSupply {
   readonly catalog: pulumi.Input<CatalogInput>;
   readonly namespace: pulumi.Input<string>;
+  /** The key the model servers require (a secret); "" when the serving stack has none. */
+  readonly upstreamApiKey: pulumi.Input<string>;
 }
 
 export interface GatewayOutputs {
@@ -54,6 +56,9 @@ export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInpu
   if (!source) {
     throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:catalog: required for a standalone gateway (no serving part in this program; or set gateway:servingStack)`]);
   }
+  if (source.kind === "serving" && cfg.hasUpstreamApiKey) {
+    throw new ConfigError(CONFIG_NAMESPACE, [`${CONFIG_NAMESPACE}:upstreamApiKey: comes from the serving part of this program: remove it`]);
+  }
   if (source.kind !== "stack") {
     const problem = egressProblem(upstreamPeers(source.catalog), cfg.extraEgress);
     if (problem) throw new ConfigError(CONFIG_NAMESPACE, [problem]);
@@ -63,18 +68,23 @@ export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInpu
 
 /** The serving stack's `serving` output (stacks/serving.ts ServingOutputs), read through a StackReference. */
 export function servingFromStack(stack: string): ServingSupply {
-  const serving = new pulumi.StackReference(stack).requireOutput("serving") as pulumi.Output<{ catalog: CatalogInput; namespace: string }>;
-  return { catalog: serving.apply((s) => s.catalog), namespace: serving.apply((s) => s.namespace) };
+  const serving = new pulumi.StackReference(stack).requireOutput("serving") as pulumi.Output<{ catalog: CatalogInput; namespace: string; upstreamApiKey?: string }>;
+  return {
+    catalog: serving.apply((s) => s.catalog),
+    namespace: serving.apply((s) => s.namespace),
+    // A secret output of the serving stack stays secret here; a serving stack older than the key has none.
+    upstreamApiKey: pulumi.secret(serving.apply((s) => s.upstreamApiKey ?? "")),
+  };
 }
 
-function supplyOf(source: CatalogSource): { catalog: pulumi.Input<CatalogInput>; namespace?: pulumi.Input<string> } {
+function supplyOf(source: CatalogSource, upstreamApiKey: pulumi.Input<string> | undefined): Partial<ServingSupply> & Pick<ServingSupply, "catalog"> {
   switch (source.kind) {
     case "serving":
-      return source;
+      return { ...source, upstreamApiKey };
     case "stack":
       return servingFromStack(source.stack);
     case "config":
-      return { catalog: source.catalog };
+      return { catalog: source.catalog, upstreamApiKey };
   }
 }
 
@@ -83,6 +93,8 @@ export interface GatewayDeployment {
   readonly plan: GatewayPlan;
   /** Secret Output of `gateway:redisUrl`, when set. */
   readonly redisUrl?: pulumi.Output<string>;
+  /** The model servers' key: the serving part's output in this program, else `gateway:upstreamApiKey`. */
+  readonly upstreamApiKey?: pulumi.Input<string>;
   /** What the HTTPRoute waits for (the Gateway API CRDs). */
   readonly routeCrds: pulumi.Resource[];
   /** The stack's key for secret digests on pod templates. */
@@ -91,7 +103,7 @@ export interface GatewayDeployment {
 
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const { cfg } = d.plan;
-  const supply = supplyOf(d.plan.source);
+  const supply = supplyOf(d.plan.source, d.upstreamApiKey);
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
     { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
@@ -106,6 +118,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       servingNamespace: cfg.servingNamespace ?? supply.namespace ?? DEFAULT_SERVING_NAMESPACE,
       monitoringNamespace: MONITORING_NAMESPACE,
       redisUrl: d.redisUrl,
+      upstreamApiKey: supply.upstreamApiKey,
       clusterDomain: d.cluster.domain,
       dns: d.cluster.dns,
       routeDependsOn: d.routeCrds,

@@ -10,7 +10,7 @@ import { fullConfig as monitoringConfig, SECRET_KEYS as MONITORING_SECRETS } fro
 import { gatewayConfig, TEST_CATALOG } from "../infra/gateway/testing";
 import { clusterConfig, withOverrides } from "../infra/platform/config-testing";
 import { toManifest } from "../infra/platform/k8s-validate";
-import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
+import { isSecretValue, MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
 import { parseStackYaml } from "../infra/platform/stack-config";
 import { servingConfig } from "../infra/serving/testing";
 import type { ProgramOutputs } from "./program";
@@ -316,6 +316,38 @@ describe("what real clusters differ in", () => {
     expect(parse(manifest(resources, "kubernetes:core/v1:ConfigMap", "gateway-catalog").data["catalog.yaml"])).toEqual(catalog);
     expect(manifest(resources, T.np, "gateway").spec.egress[0].to[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"]).toBe("models-prod");
     expect(named(resources, "pulumi:pulumi:StackReference", "acme/ai-platform/serving-prod")).toBeDefined();
+  });
+
+  test("the model servers' key reaches the gateway: from the serving part of the program, or the serving stack's output", async () => {
+    const upstreamEnv = { name: "GATEWAY_UPSTREAM_API_KEY", valueFrom: { secretKeyRef: { name: "gateway-upstream", key: "api-key" } } };
+    // One program: the serving part's RandomPassword, in a Secret of the gateway's namespace.
+    const both = await run(everything());
+    const secret = named(both.rs, "kubernetes:core/v1:Secret", "gateway-upstream");
+    expect(isSecretValue(secret.inputs.stringData)).toBe(true);
+    expect(manifest(both.rs, T.deploy, "gateway").spec.template.spec.containers[0].env).toContainEqual(upstreamEnv);
+    expect(Object.keys(manifest(both.rs, T.deploy, "gateway").spec.template.metadata.annotations)).toContain("checksum/upstream-api-key");
+    // Two stacks: the serving stack's `upstreamApiKey` output, still a secret.
+    const catalog = { models: [TEST_CATALOG.models[0]] };
+    const { resources } = await runWithMocks(async () => (await import("./program")).program(), {
+      config: gatewayConfig({ "gateway:catalog": undefined, "gateway:servingStack": "acme/ai-platform/serving-prod" }),
+      stackOutputs: { "acme/ai-platform/serving-prod": { serving: { catalog, namespace: "models-prod", upstreamApiKey: "k-0123456789abcdef0123" } } },
+    });
+    const fromStack = named(resources, "kubernetes:core/v1:Secret", "gateway-upstream");
+    expect(isSecretValue(fromStack.inputs.stringData)).toBe(true);
+    expect(JSON.stringify(resources.map(toManifest))).not.toContain("k-0123456789abcdef0123");
+    expect(manifest(resources, T.deploy, "gateway").spec.template.spec.containers[0].env).toContainEqual(upstreamEnv);
+  });
+
+  test("gateway:upstreamApiKey is for a standalone gateway only, and must be a secret", async () => {
+    const standalone = await runWithMocks(async () => (await import("./program")).program(), {
+      config: gatewayConfig({ "gateway:upstreamApiKey": "k-standalone-0123456789" }),
+      secretKeys: ["gateway:upstreamApiKey"],
+    });
+    expect(named(standalone.resources, "kubernetes:core/v1:Secret", "gateway-upstream")).toBeDefined();
+    const both = await failureOf(runWithMocks(async () => (await import("./program")).program(), { config: { ...everything(), "gateway:upstreamApiKey": "k" }, secretKeys: [...MONITORING_SECRETS, "gateway:upstreamApiKey"] }));
+    expect((both as Error).message).toContain("gateway:upstreamApiKey: comes from the serving part of this program: remove it");
+    const plain = await failureOf(runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig({ "gateway:upstreamApiKey": "k-plain" }) }));
+    expect((plain as Error).message).toContain("gateway:upstreamApiKey: must be stored as a secret");
   });
 });
 

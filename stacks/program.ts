@@ -110,10 +110,18 @@ export function program(): ProgramOutputs {
 
   const monitoring = plan.monitoring ? deployMonitoring(cluster, plan.monitoring, loadMonitoringSecrets(plan.monitoring), digestKey) : undefined;
   const serving = plan.serving
-    ? deployServing({ cluster, plan: plan.serving, secrets: loadServingSecrets(plan.serving.cfg), crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi } })
+    ? deployServing({ cluster, plan: plan.serving, secrets: loadServingSecrets(plan.serving.cfg), crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }, digestKey })
     : undefined;
+  const gatewaySecrets = plan.gateway ? loadGatewaySecrets() : undefined;
   const gateway = plan.gateway
-    ? deployGateway({ cluster, plan: plan.gateway, redisUrl: loadGatewaySecrets().redisUrl, routeCrds: gatewayApi, digestKey })
+    ? deployGateway({
+        cluster,
+        plan: plan.gateway,
+        redisUrl: gatewaySecrets?.redisUrl,
+        upstreamApiKey: serving?.upstreamApiKey ?? gatewaySecrets?.upstreamApiKey,
+        routeCrds: gatewayApi,
+        digestKey,
+      })
     : undefined;
   return { monitoring, serving, gateway };
 }

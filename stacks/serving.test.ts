@@ -140,6 +140,9 @@ describe("serving stack on mocks, every sample referenced", () => {
     expect(Object.keys((secret.inputs.stringData as { value: object }).value)).toEqual(["api-key"]);
     expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.containers[0].env).toContainEqual({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: "model-server-api-key", key: "api-key" } } });
     expect(pulumi.Output.isInstance(out.upstreamApiKey)).toBe(true);
+    // vLLM reads it at start: its digest on the pod template rolls the servers when it is rotated; the simulator has none.
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.podAnnotations["checksum/api-key"]).toMatch(/^[0-9a-f]{16}$/);
+    expect(values(named(rs, CHART, "ms-sim-chat")).decode.podAnnotations["checksum/api-key"]).toBeUndefined();
   });
 
   test("only the gateway, the pickers, the metrics server and model servers reach the model servers", () => {
@@ -149,7 +152,7 @@ describe("serving stack on mocks, every sample referenced", () => {
   });
 
   test("monitoring sees the models: vLLM scraped on its port, the pickers labelled, scraped and without metrics auth", () => {
-    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.podAnnotations).toEqual({ "prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics" });
+    expect(values(named(rs, CHART, "ms-qwen3-8b")).decode.podAnnotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "8000", "prometheus.io/path": "/metrics" });
     for (const slug of ["qwen3-8b", "sim-chat", "bge-small-en"]) {
       const pool = named(rs, CHART, `gaie-${slug}`);
       expect(values(pool).inferenceExtension.monitoring.prometheus.auth.enabled).toBe(false);

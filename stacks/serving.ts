@@ -7,6 +7,7 @@ import type { CatalogInput } from "../gateway/src/config/catalog";
 import type { Cluster } from "../infra/platform/cluster";
 import { eppPodLabels, eppPodMetadataTransform, eppScrapeAnnotations, modelServerScrapeAnnotations } from "../infra/monitoring/serving-observability";
 import { ConfigError } from "../infra/platform/config";
+import { secretDigest } from "../infra/platform/secret-digest";
 import { RETAIN } from "../infra/platform/retain";
 import { selectorLabels as gatewaySelectorLabels } from "../infra/gateway/labels";
 import {
@@ -124,9 +125,11 @@ export interface ServingDeployment {
   readonly plan: ServingPlan;
   readonly secrets: ServingSecrets;
   readonly crds: ServingCrds;
+  /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
+  readonly digestKey: pulumi.Input<string>;
 }
 
-export function deployServing({ cluster, plan, secrets, crds }: ServingDeployment): ServingOutputs {
+export function deployServing({ cluster, plan, secrets, crds, digestKey }: ServingDeployment): ServingOutputs {
   const { cfg, models: planned, catalog } = plan;
 
   // The namespace outlives the stack part (other things may live in it); the models themselves do not.
@@ -141,6 +144,7 @@ export function deployServing({ cluster, plan, secrets, crds }: ServingDeploymen
   // The model servers' API key: made once, kept in the stack's state; the gateway holds the same value.
   const apiKey = new random.RandomPassword("model-server-api-key", { length: 48, special: false }).result;
   const apiKeySecret = secret(cluster, API_KEY_SECRET.name, namespace, { [API_KEY_SECRET.key]: apiKey });
+  const apiKeyDigest = secretDigest(digestKey, "model-server-api-key", apiKey);
   const tokenSecret = secrets.hfToken ? secret(cluster, HF_TOKEN_SECRET, namespace, { HF_TOKEN: secrets.hfToken }) : undefined;
   const s3Secret =
     cfg.weightsS3 && secrets.weightsS3SecretKey
@@ -192,6 +196,7 @@ export function deployServing({ cluster, plan, secrets, crds }: ServingDeploymen
           rollout: plan.rollouts.get(model.def.ref) as Rollout,
           drainSeconds: cfg.drainSeconds,
           apiKey: apiKeySecret,
+          apiKeyDigest,
           after: outgoing ? [outgoing.server] : undefined,
           observability: observabilityOf(model, cfg.labelDomain),
         crds,

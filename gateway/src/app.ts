@@ -70,6 +70,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(
     inferenceRoutes(deps.registry, deps.limiter, deps.metrics, admit, {
       dispatcher: deps.dispatcher,
+      upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
       headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
       idleTimeoutMs: settings.upstreamIdleTimeoutMs,
       retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,

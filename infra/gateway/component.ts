@@ -12,7 +12,7 @@ import type { DnsSettings } from "../platform/cluster-config";
 import { digestAnnotation, secretDigest } from "../platform/secret-digest";
 import { catalogChecksum, renderCatalog } from "./catalog";
 import type { ApiKeySpec, GatewayConfig } from "./config";
-import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY } from "./constants";
+import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
 import { buildHttpRouteSpec, buildNetworkPolicySpec, upstreamPeers } from "./network";
@@ -40,6 +40,8 @@ export interface GatewayArgs {
   readonly monitoringNamespace: string;
   /** Secret Output of an external Redis (`gateway:redisUrl`); written only into a Kubernetes Secret. */
   readonly redisUrl?: pulumi.Input<string>;
+  /** Secret: the key the model servers require, sent upstream; "" or undefined for none. */
+  readonly upstreamApiKey?: pulumi.Input<string>;
   /** The cluster's DNS domain and DNS servers. */
   readonly clusterDomain: string;
   readonly dns: DnsSettings;
@@ -82,13 +84,14 @@ export class Gateway extends pulumi.ComponentResource {
     );
 
     const redis = this.rateLimitStore(args, meta);
-    const dependsOn: pulumi.Resource[] = [catalog, keys, ...(redis?.resources ?? [])];
+    const upstream = args.upstreamApiKey === undefined ? undefined : this.upstreamKey(args.upstreamApiKey, args.digestKey, meta);
+    const dependsOn: pulumi.Resource[] = [catalog, keys, ...(redis?.resources ?? []), ...(upstream ? [upstream.secret] : [])];
 
     this.deployment = new k8s.apps.v1.Deployment(
       APP_NAME,
       {
         metadata: meta(APP_NAME),
-        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest]).apply(([checksum, redisDigest]) =>
+        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest, upstream?.digest]).apply(([checksum, redisDigest, upstreamDigest]) =>
           buildDeploymentSpec({
             labelDomain: cfg.labelDomain,
             image: cfg.image,
@@ -100,8 +103,13 @@ export class Gateway extends pulumi.ComponentResource {
             env: cfg.env,
             catalogChecksum: checksum,
             redis: redis !== undefined,
+            upstreamApiKey: upstream !== undefined,
             fixedUserIds: args.fixedUserIds,
-            extraAnnotations: redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {},
+            extraAnnotations: {
+              ...(redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {}),
+              // The key is read at start: a new one must roll the pods.
+              ...(upstreamDigest ? { [digestAnnotation("upstream-api-key")]: upstreamDigest } : {}),
+            },
           }),
         ),
       },
@@ -147,6 +155,16 @@ export class Gateway extends pulumi.ComponentResource {
    * The Secret with the Redis URL the gateway reads (GATEWAY_REDIS_URL), and for a deployed store its server:
    * random password → config and URL in one Secret → Deployment, Service, NetworkPolicy.
    */
+  /** The model servers' key, only ever in a Secret the gateway's env reads; an empty one (none upstream) is left out. */
+  private upstreamKey(key: pulumi.Input<string>, digestKey: pulumi.Input<string>, meta: (name: string) => Record<string, unknown>) {
+    const secret = new k8s.core.v1.Secret(
+      OBJECT_NAMES.upstream,
+      { metadata: meta(OBJECT_NAMES.upstream), type: "Opaque", stringData: { [UPSTREAM_API_KEY_KEY]: pulumi.secret(key) } },
+      { parent: this },
+    );
+    return { secret, digest: secretDigest(digestKey, "upstream-api-key", key) };
+  }
+
   private rateLimitStore(
     args: GatewayArgs,
     meta: (name: string, labels?: Record<string, string>) => Record<string, unknown>,

@@ -16,7 +16,7 @@ export const CONFIG_NAMESPACE = "gateway";
 export const DEFAULT_REDIS_IMAGE = "docker.io/valkey/valkey:8.1-alpine";
 
 /** Keys that may hold secrets: read with `config.getSecret`, never copied into the parsed configuration. */
-export const SECRET_KEYS = ["redisUrl"] as const;
+export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
@@ -31,6 +31,7 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.keysFile,
   SETTINGS_ENV.apiKey,
   SETTINGS_ENV.redisUrl,
+  SETTINGS_ENV.upstreamApiKey,
   SETTINGS_ENV.shutdownGraceMs,
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,
@@ -107,6 +108,11 @@ export const gatewaySchema = z
           "deploy",
         ),
       ),
+    upstreamApiKey: z
+      .string()
+      .min(1)
+      .optional()
+      .meta(doc("Standalone gateway only (`catalog`): the key its model servers require. With the serving part of this program or `servingStack`, the gateway takes the serving stack's own key and this is refused. Changing it rolls the gateway.")),
     redisImage: image.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
     redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
@@ -148,6 +154,9 @@ export const gatewaySchema = z
       });
       if (typeof v.replicas === "number" && typeof v.maxReplicas === "number" && v.maxReplicas < v.replicas) {
         ctx.addIssue({ code: "custom", path: ["maxReplicas"], message: `must be at least replicas (${v.replicas})` });
+      }
+      if (v.upstreamApiKey !== undefined && v.servingStack !== undefined) {
+        ctx.addIssue({ code: "custom", path: ["upstreamApiKey"], message: "comes from the serving stack (its upstreamApiKey output) with servingStack: remove it" });
       }
       if (v.redisUrl !== undefined && v.redisEgress === undefined) {
         ctx.addIssue({ code: "custom", path: ["redisEgress"], message: "required with redisUrl (where Redis runs, for the NetworkPolicy)" });
@@ -220,6 +229,8 @@ export interface GatewayConfig {
   /** `gateway:servingStack`: the serving part's stack (StackReference). */
   readonly servingStack?: string;
   readonly redis: RedisSetting;
+  /** `gateway:upstreamApiKey` is set (read only as a secret Output: loadGatewaySecrets). */
+  readonly hasUpstreamApiKey: boolean;
   readonly extraEgress: ExtraEgress;
   readonly ingressNamespaces?: readonly string[];
   readonly httpRoute?: HttpRouteSettings;
@@ -267,6 +278,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     catalog: c.catalog as CatalogInput | undefined,
     servingStack: c.servingStack,
     redis: redisSetting(c),
+    hasUpstreamApiKey: c.upstreamApiKey !== undefined,
     extraEgress: c.extraEgress ?? [],
     ingressNamespaces: c.ingressNamespaces,
     httpRoute: c.httpRoute,
@@ -290,6 +302,7 @@ export function loadGatewayConfig(): GatewayConfig {
 }
 
 /** The Redis URL as a secret Output (it may carry a password), or undefined. Call after `loadGatewayConfig`. */
-export function loadGatewaySecrets(): { readonly redisUrl?: pulumi.Output<string> } {
-  return { redisUrl: new pulumi.Config(CONFIG_NAMESPACE).getSecret("redisUrl") };
+export function loadGatewaySecrets(): { readonly redisUrl?: pulumi.Output<string>; readonly upstreamApiKey?: pulumi.Output<string> } {
+  const config = new pulumi.Config(CONFIG_NAMESPACE);
+  return { redisUrl: config.getSecret("redisUrl"), upstreamApiKey: config.getSecret("upstreamApiKey") };
 }

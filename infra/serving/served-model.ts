@@ -8,6 +8,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { awaitFor, REPLACE_UNREADY_ANNOTATION, SKIP_AWAIT_ANNOTATION } from "../platform/await-annotations";
 import { IMMUTABLE_FIELDS } from "../platform/retain";
+import { digestAnnotation } from "../platform/secret-digest";
 import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 import { SERVER_PREFIX } from "./constants";
 import type { PlannedModel } from "./plan";
@@ -61,8 +62,10 @@ export interface ServedModelArgs {
   readonly rollout: Rollout;
   /** How long a stopping server drains (model.yaml `drainSeconds` wins). */
   readonly drainSeconds: number;
-  /** Give the model servers the platform's API key (its Secret exists: stacks/serving.ts). */
+  /** The platform's API key for the model servers: its Secret (stacks/serving.ts), and a digest of its value. */
   readonly apiKey: pulumi.Resource;
+  /** On the pod template: vLLM reads the key at start, so a rotated key must roll the pods. */
+  readonly apiKeyDigest?: pulumi.Input<string>;
   /** What monitoring needs from the releases (the composition root's): scrape annotations, picker pod metadata. */
   readonly observability?: {
     readonly serverPodAnnotations?: ModelServerValuesArgs["podAnnotations"];
@@ -77,6 +80,16 @@ export interface ServedModelArgs {
 
 function inNamespace(obj: Record<string, unknown>, namespace: pulumi.Input<string>): Record<string, unknown> {
   return { ...obj, metadata: { ...(obj.metadata as Record<string, unknown>), namespace } };
+}
+
+/** The values with one more pod annotation on every role that has pods (an Input: the digest is an Output). */
+function withPodAnnotation(values: Record<string, unknown>, key: string, value: pulumi.Input<string> | undefined): Record<string, unknown> {
+  if (value === undefined) return values;
+  for (const role of ["decode", "prefill"]) {
+    const r = values[role] as { create?: boolean; podAnnotations?: Record<string, unknown> } | undefined;
+    if (r && r.create !== false) r.podAnnotations = { ...(r.podAnnotations ?? {}), [key]: value };
+  }
+  return values;
 }
 
 /** Sets the model's rollout strategy on the Deployments the chart renders (the chart has no key for it). */
@@ -170,13 +183,17 @@ export class ServedModel extends pulumi.ComponentResource {
         name: serverName,
         chart: args.charts.modelService,
         namespace: args.namespace,
-        values: serverValuesFor(args.model, {
-          labelDomain: args.labelDomain,
-          startupTimeout: args.startupTimeout,
-          awaitModelServers: args.awaitModelServers,
-          drainSeconds: args.drainSeconds,
-          podAnnotations: () => args.observability?.serverPodAnnotations,
-        }),
+        values: withPodAnnotation(
+          serverValuesFor(args.model, {
+            labelDomain: args.labelDomain,
+            startupTimeout: args.startupTimeout,
+            awaitModelServers: args.awaitModelServers,
+            drainSeconds: args.drainSeconds,
+            podAnnotations: () => args.observability?.serverPodAnnotations,
+          }),
+          digestAnnotation("api-key"),
+          def.vllm ? args.apiKeyDigest : undefined,
+        ),
       },
       {
         parent: this,

@@ -6,7 +6,7 @@ import type { SimulatorConfigInput } from "./config";
 /**
  * Command-line flags -> simulator config. Flag names follow llm-d-inference-sim / vLLM where they exist
  * (`--model`, `--served-model-name`, `--max-num-seqs`, ...); durations accept Go-style units ("20ms", "1s")
- * or plain milliseconds. Precedence: flags, then env (SIM_MODEL, POD_NAME, PORT), then `--config` YAML/JSON.
+ * or plain milliseconds. Precedence: flags, then env (SIM_MODEL, POD_NAME, VLLM_API_KEY, PORT), then `--config` YAML/JSON.
  */
 
 const OPTIONS = {
@@ -41,6 +41,7 @@ const OPTIONS = {
   "block-size": { type: "string" },
   "kv-cache-size": { type: "string" },
   "pod-name": { type: "string" },
+  "api-key": { type: "string" },
   "max-request-body-size-mb": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
@@ -66,6 +67,7 @@ export const CLI_USAGE = `Usage: npm run sim -- [flags]
   --no-prefix-cache                disable prefix caching (on by default)
   --block-size N --kv-cache-size N prefix-cache block size (tokens) and capacity (blocks)
   --pod-name NAME                  adds x-inference-pod response header (env POD_NAME)
+  --api-key KEY                    /v1 requests need "Authorization: Bearer KEY", as vLLM (env VLLM_API_KEY)
   --max-request-body-size-mb N     JSON body limit (default 4)
   --config FILE                    YAML or JSON file with the same fields as SimulatorConfigSchema
 D = duration: plain milliseconds or with a unit (us, ms, s), e.g. 20ms, 0.25ms, 1s.`;
@@ -141,6 +143,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
   set(prefixCache, "blockSize", num("block-size"));
   set(prefixCache, "capacityBlocks", num("kv-cache-size"));
   set(config, "podName", values["pod-name"] ?? env.POD_NAME);
+  set(config, "apiKey", values["api-key"] ?? env.VLLM_API_KEY);
   const bodyMb = num("max-request-body-size-mb");
   set(config, "maxRequestBodyBytes", bodyMb === undefined ? undefined : Math.round(bodyMb * 1024 * 1024));
 

@@ -75,6 +75,11 @@ export const SimulatorConfigSchema = z
       .min(1)
       .optional()
       .meta({ description: "When set, every response carries `x-inference-pod: <podName>` (llm-d sim does this from `POD_NAME`)." }),
+    apiKey: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: "Like vLLM's `--api-key` (env `VLLM_API_KEY`): `/v1` requests without `Authorization: Bearer <apiKey>` get 401 `{\"error\":\"Unauthorized\"}`; `/health` and `/metrics` stay open." }),
     maxRequestBodyBytes: z
       .number()
       .int()

@@ -148,6 +148,14 @@ function createApp(ctx: SimulatorContext, isClosing: () => boolean): express.Exp
     res.setHeader("content-type", ctx.metrics.registry.contentType);
     res.send(await ctx.metrics.registry.metrics());
   });
+  // vLLM's API-key middleware: only /v1 paths are guarded, with this exact body.
+  const apiKey = ctx.config.apiKey;
+  if (apiKey) {
+    app.use("/v1", (req, res, next) => {
+      if (req.headers.authorization === `Bearer ${apiKey}`) next();
+      else res.status(401).json({ error: "Unauthorized" });
+    });
+  }
   app.get("/v1/models", modelsHandler(ctx.config));
   app.post("/v1/chat/completions", json, chatCompletionsHandler(ctx));
   app.post("/v1/embeddings", json, embeddingsHandler(ctx));

@@ -154,6 +154,11 @@ const SettingsObject = z.strictObject({
   keysFile: z.string().min(1).optional(),
   /** Re-read the keys file this often; a mounted Secret changes in place, so keys rotate without a restart. */
   keysReloadIntervalMs: z.coerce.number().int().positive().default(5000),
+  /**
+   * The key the model servers require (vLLM `VLLM_API_KEY`), sent upstream as `Authorization: Bearer`; never the
+   * client's key, never logged. Unset: no Authorization header upstream.
+   */
+  upstreamApiKey: z.string().min(1).optional(),
   /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
   redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
   /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
@@ -203,6 +208,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   keysFile: "GATEWAY_KEYS_FILE",
   keysReloadIntervalMs: "GATEWAY_KEYS_RELOAD_MS",
   redisUrl: "GATEWAY_REDIS_URL",
+  upstreamApiKey: "GATEWAY_UPSTREAM_API_KEY",
   metricsPort: "GATEWAY_METRICS_PORT",
   bodyLimitBytes: "GATEWAY_BODY_LIMIT_BYTES",
   healthIntervalMs: "GATEWAY_HEALTH_INTERVAL_MS",

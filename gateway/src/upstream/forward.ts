@@ -54,6 +54,8 @@ export interface UpstreamOutcome {
 
 export interface ForwardOptions {
   dispatcher: Dispatcher;
+  /** `Authorization` value the model servers require (their API key), or undefined to send none. */
+  upstreamAuthorization?: string;
   headersTimeoutMs: number;
   idleTimeoutMs: number;
   retryAfterSaturatedSeconds: number;
@@ -134,6 +136,8 @@ async function forwardWithRetry(call: UpstreamCall, opts: ForwardOptions, keepAl
           "content-length": String(call.body.length),
           accept: call.stream ? "text/event-stream" : "application/json",
           "x-request-id": call.requestId,
+          // The platform's key for the model servers; the client's own key never leaves the gateway.
+          ...(opts.upstreamAuthorization ? { authorization: opts.upstreamAuthorization } : {}),
         },
         body: call.body.stream(),
         signal: call.signal,
