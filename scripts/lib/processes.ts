@@ -17,9 +17,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A TypeScript script as its own process; resolves with its first stdout line that parses as JSON. */
-export async function spawnScript(script: string, args: string[]): Promise<{ ready: Record<string, unknown>; proc: ChildProcess }> {
-  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), script, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+/**
+ * A TypeScript script as its own process; resolves with its first stdout line that parses as JSON. `prefix` runs
+ * it through another command that execs it (`taskset -c 1`: pinned to a core).
+ */
+export async function spawnScript(script: string, args: string[], prefix: readonly string[] = []): Promise<{ ready: Record<string, unknown>; proc: ChildProcess }> {
+  const argv = [...prefix, ...NODE_TSX, script, ...args];
+  const proc = spawn(argv[0]!, argv.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
   const ready = await new Promise<Record<string, unknown>>((resolve, reject) => {
     let buf = "";
     const onData = (d: Buffer) => {
@@ -45,8 +49,8 @@ export async function spawnScript(script: string, args: string[]): Promise<{ rea
 }
 
 /** A simulator as its own process; resolves with its URL once it prints its listening line. */
-export async function spawnSimulator(args: string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const { ready, proc } = await spawnScript("simulator/src/cli.ts", args);
+export async function spawnSimulator(args: string[], prefix: readonly string[] = []): Promise<{ url: string; proc: ChildProcess }> {
+  const { ready, proc } = await spawnScript("simulator/src/cli.ts", args, prefix);
   return { url: String(ready.url), proc };
 }
 
