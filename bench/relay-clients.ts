@@ -2,7 +2,7 @@
  * `npm run bench:relay`: which HTTP client should the gateway relay with? The same chat requests, non-streaming
  * and streaming, go from a load generator through a minimal relay to a zero-latency simulator on loopback. The
  * relay is one process with three listeners that differ only in the client that calls the simulator: undici
- * `request` with a keep-alive Agent (what gateway/src/upstream/forward.ts uses), Node's global `fetch`, and
+ * `request` with a keep-alive Agent (what gateway/src/upstream/send.ts uses), Node's global `fetch`, and
  * `node:http` with a keep-alive Agent. Clients alternate round by round, so drift in machine load hits all three
  * alike; figures are medians of the rounds, reported as ratios to the best client of the same workload.
  *

@@ -5,13 +5,12 @@ import type { ApiKeyStore } from "./auth/api-keys";
 import { requireApiKey } from "./auth/middleware";
 import type { GatewaySettings } from "./config/settings";
 import { admitRequest } from "./http/admission";
-import { boundClientStalls } from "./http/client-stall";
 import { errorHandler } from "./http/error-handler";
-import { requestLogging } from "./http/request-log";
+import { front } from "./http/front";
 import { UnreadBodies } from "./http/unread-body";
 import type { KeyedBudget } from "./limits/keyed-budget";
 import type { RateLimiter } from "./limits/rate-limiter";
-import { httpMetrics } from "./observability/http-metrics";
+import { Accounting } from "./observability/accounting";
 import type { LogSampler } from "./observability/log-sampler";
 import type { Logger } from "./observability/logger";
 import type { GatewayMetrics } from "./observability/metrics";
@@ -50,17 +49,9 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
 
-  app.use(requestLogging(deps.log, deps.sampler));
-  app.use(httpMetrics(deps.metrics, deps.registry));
   const unread = new UnreadBodies(settings.bodyLimitBytes);
-  app.use(unread.middleware());
-  app.use(boundClientStalls(settings.answerStallTimeoutMs));
-  app.use((_req, res, next) => {
-    // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to
-    // a replica that stays (refusing it would drop a request the load balancer already sent here).
-    if (state.draining) res.setHeader("connection", "close");
-    next();
-  });
+  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics);
+  app.use(front({ state, unread, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
   app.use(probeRoutes(state));
   app.use("/v1", requireApiKey(deps.keys));
 
@@ -68,18 +59,24 @@ export function createApp(deps: AppDeps): Express {
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
   app.use(
-    inferenceRoutes(deps.registry, deps.limiter, deps.metrics, admit, {
-      dispatcher: deps.dispatcher,
-      upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
-      headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
-      idleTimeoutMs: settings.upstreamIdleTimeoutMs,
-      retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,
-      retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
-      sseKeepAliveMs: settings.sseKeepAliveMs,
-      clientStallTimeoutMs: settings.clientStallTimeoutMs,
-      answerStallTimeoutMs: settings.answerStallTimeoutMs,
-      answerBudget: deps.answerBudget,
-      answerRefused: refused,
+    inferenceRoutes({
+      registry: deps.registry,
+      limiter: deps.limiter,
+      metrics: deps.metrics,
+      admit,
+      options: {
+        dispatcher: deps.dispatcher,
+        upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
+        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+        retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,
+        retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
+        sseKeepAliveMs: settings.sseKeepAliveMs,
+        clientStallTimeoutMs: settings.clientStallTimeoutMs,
+        answerStallTimeoutMs: settings.answerStallTimeoutMs,
+        answerBudget: deps.answerBudget,
+        answerRefused: refused,
+      },
     }),
   );
   app.use((req, _res) => {

@@ -43,8 +43,17 @@ export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString("base64url");
 }
 
+/** Keys remembered after a successful check, so a client's every request does not hash its key again. */
+const AUTHENTICATED_CACHE_SIZE = 4096;
+
 export class ApiKeyStore {
   private byDigest = new Map<string, { digest: Buffer; record: ApiKeyRecord }>();
+  /**
+   * Presented key -> its record, for keys that authenticated: bounded (least recently used first out), emptied on
+   * every reload, expiry still checked on each use. Only keys that passed the digest check enter it, so unknown
+   * keys cannot fill it, and every miss still goes through the hash and the constant-time comparison.
+   */
+  private authenticated = new Map<string, ApiKeyRecord>();
 
   constructor(entries: readonly ApiKeyEntry[] = []) {
     this.replace(entries);
@@ -67,6 +76,7 @@ export class ApiKeyStore {
       });
     }
     this.byDigest = next;
+    this.authenticated = new Map();
   }
 
   get size(): number {
@@ -74,12 +84,22 @@ export class ApiKeyStore {
   }
 
   /** The key's record, or undefined when it is unknown or expired. */
-  authenticate(presented: string, now: Date = new Date()): ApiKeyRecord | undefined {
-    const digest = createHash("sha256").update(presented, "utf8").digest();
-    const hit = this.byDigest.get(digest.toString("hex"));
-    if (!hit || !timingSafeEqual(hit.digest, digest)) return undefined;
-    if (hit.record.expiresAt && hit.record.expiresAt.getTime() <= now.getTime()) return undefined;
-    return hit.record;
+  authenticate(presented: string, now: number | Date = Date.now()): ApiKeyRecord | undefined {
+    const at = typeof now === "number" ? now : now.getTime();
+    let record = this.authenticated.get(presented);
+    if (record) {
+      // Most recently used last: re-insert.
+      this.authenticated.delete(presented);
+    } else {
+      const digest = createHash("sha256").update(presented, "utf8").digest();
+      const hit = this.byDigest.get(digest.toString("hex"));
+      if (!hit || !timingSafeEqual(hit.digest, digest)) return undefined;
+      record = hit.record;
+    }
+    if (record.expiresAt && record.expiresAt.getTime() <= at) return undefined;
+    this.authenticated.set(presented, record);
+    if (this.authenticated.size > AUTHENTICATED_CACHE_SIZE) this.authenticated.delete(this.authenticated.keys().next().value!);
+    return record;
   }
 }
 

@@ -11,7 +11,7 @@ export interface LimitDoc {
 }
 
 const MiB = 1024 * 1024;
-/** Non-streaming answers up to this size are held whole; larger ones pass through (upstream/answer-relay.ts). */
+/** Non-streaming answers up to this size are held whole; larger ones pass through (relay/json.ts). */
 export const HELD_ANSWER_MAX_BYTES = MiB;
 const count = () => z.coerce.number().int().positive();
 const ms = () => z.coerce.number().int().positive();

@@ -1,25 +1,15 @@
 import { TextDecoder } from "node:util";
 import type { NextFunction, Request, Response } from "express";
 import { errors } from "../api/errors";
-import { callerKey } from "../auth/middleware";
 import type { GatewaySettings } from "../config/settings";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import type { RateLimiter } from "../limits/rate-limiter";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
-import { scanJson, type JsonMember } from "./body/json-members";
+import type { AdmittedBody } from "./body/admitted-body";
+import { scanJson } from "./body/json-members";
 import { declaredLength, readBody } from "./body/read-body";
 import { ClientGone } from "./client-gone";
-import { chargeToRateLimit } from "./request-log";
-
-/** A request body that passed admission: decoded JSON bytes, the parsed value and the memory it holds. */
-export interface AdmittedBody {
-  /** The JSON text as sent (content coding and BOM removed). */
-  bytes: Buffer;
-  json: unknown;
-  /** Top-level members of `bytes`, for forwarding them unchanged. */
-  members: JsonMember[];
-  lease: BudgetLease;
-}
+import { contextOf, type RequestContext } from "./request-context";
 
 export type AdmissionLimits = Pick<GatewaySettings, "bodyLimitBytes" | "bodyIdleTimeoutMs" | "bodyTimeoutMs" | "maxJsonDepth" | "maxJsonContainers">;
 
@@ -28,10 +18,10 @@ export interface AdmissionEvents {
 }
 
 /** Taken once: the handler keeps what it needs and the parsed body becomes garbage as soon as it is done. */
-export function takeAdmittedBody(res: Response): AdmittedBody {
-  const body = res.locals.admittedBody as AdmittedBody | undefined;
+export function takeAdmittedBody(ctx: RequestContext): AdmittedBody {
+  const body = ctx.admittedBody;
   if (!body) throw new Error("no admitted body: the route lacks admitRequest()");
-  res.locals.admittedBody = undefined;
+  ctx.admittedBody = undefined;
   return body;
 }
 
@@ -47,7 +37,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  */
 export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budget: KeyedBudget, inFlight: KeyedBudget, events: AdmissionEvents) {
   return async (req: Request, res: Response, next: NextFunction) => {
-    const key = callerKey(res)!;
+    const ctx = contextOf(res);
+    const key = ctx.key!;
     const declared = declaredLength(req);
     if (declared !== undefined && declared > limits.bodyLimitBytes) throw errors.bodyTooLarge(limits.bodyLimitBytes);
     const unreadable = checkContentEncoding(req.headers["content-encoding"]) ?? checkCharset(req.headers["content-type"]);
@@ -71,9 +62,11 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
       for (const lease of taken) lease.release();
     });
 
-    const limitHeaders = await limiter.admit(key);
-    for (const [k, v] of Object.entries(limitHeaders)) res.setHeader(k, v);
-    chargeToRateLimit(res);
+    if (key.rpm || key.tpm) {
+      const limitHeaders = await limiter.admit(key);
+      for (const k in limitHeaders) res.setHeader(k, limitHeaders[k]!);
+    }
+    ctx.charged = true;
 
     // A compressed body may inflate up to the limit whatever its declared length.
     const encoded = isEncoded(req.headers["content-encoding"]);
@@ -120,7 +113,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     } catch {
       throw errors.malformedJson(bytes.length === 0 ? "the body is empty" : "");
     }
-    res.locals.admittedBody = { bytes, json, members: scan.members, lease: reserved } satisfies AdmittedBody;
+    ctx.admittedBody = { bytes, json, members: scan.members, lease: reserved };
     next();
   };
 }

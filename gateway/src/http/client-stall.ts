@@ -1,6 +1,6 @@
 import { once } from "node:events";
-import type { NextFunction, Request, Response } from "express";
-import { requestLog } from "./request-log";
+import type { ServerResponse } from "node:http";
+import { maybeContextOf } from "./request-context";
 
 /**
  * A client that stops reading must not hold an answer the gateway has finished writing (and the memory it is
@@ -8,29 +8,24 @@ import { requestLog } from "./request-log";
  * shrink at least once every `ms`; a client that takes none of it for that long is disconnected. Nothing is
  * timed when the kernel took the whole answer at once (the usual case): the buffer is already empty.
  */
-export function boundClientStalls(ms: number) {
-  return (_req: Request, res: Response, next: NextFunction) => {
-    res.once("prefinish", () => {
-      if (res.writableFinished || res.writableLength === 0) return;
-      let left = res.writableLength;
-      const timer = setInterval(() => {
-        const now = res.writableLength;
-        if (now < left) left = now;
-        else stalled(res);
-      }, ms);
-      timer.unref();
-      const clear = () => clearInterval(timer);
-      res.once("finish", clear).once("close", clear);
-    });
-    next();
-  };
+export function boundStall(res: ServerResponse, ms: number): void {
+  if (res.writableFinished || res.writableLength === 0) return;
+  let left = res.writableLength;
+  const timer = setInterval(() => {
+    const now = res.writableLength;
+    if (now < left) left = now;
+    else stalled(res);
+  }, ms);
+  timer.unref();
+  const clear = () => clearInterval(timer);
+  res.once("finish", clear).once("close", clear);
 }
 
 /**
  * Resolves when the socket can take more data, or when the client is gone (then nothing more is written).
  * A client that takes nothing for `stallMs` is disconnected.
  */
-export async function writable(res: Response, stallMs: number): Promise<void> {
+export async function writable(res: ServerResponse, stallMs: number): Promise<void> {
   if (!res.writableNeedDrain || res.destroyed) return;
   const ac = new AbortController();
   const timer = setTimeout(() => {
@@ -47,7 +42,8 @@ export async function writable(res: Response, stallMs: number): Promise<void> {
   }
 }
 
-function stalled(res: Response): void {
-  if (res.locals.log) requestLog(res).clientStalled = true;
+function stalled(res: ServerResponse): void {
+  const ctx = maybeContextOf(res);
+  if (ctx) ctx.log.clientStalled = true;
   res.destroy();
 }

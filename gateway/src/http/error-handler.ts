@@ -2,9 +2,9 @@ import type { NextFunction, Request, Response } from "express";
 import { ApiError, errors } from "../api/errors";
 import type { Logger } from "../observability/logger";
 import { ClientGone } from "./client-gone";
-import { requestLog } from "./request-log";
+import { maybeContextOf } from "./request-context";
 import type { UnreadBodies } from "./unread-body";
-import { SSE_DONE, sseErrorEvent } from "../upstream/forward";
+import { SSE_DONE, sseErrorEvent } from "../relay/sse-events";
 
 /** Errors of client input raised outside the gateway's own code, mapped to envelopes. */
 function fromFramework(err: unknown): ApiError | undefined {
@@ -21,14 +21,10 @@ export function errorHandler(log: Logger, unread: UnreadBodies) {
       if (!res.destroyed) res.destroy();
       return;
     }
-    let apiErr: ApiError;
-    if (err instanceof ApiError) apiErr = err;
-    else {
-      apiErr = fromFramework(err) ?? errors.internal();
-      if (apiErr.status === 500) log.error({ err, requestId: res.locals.requestId }, "unhandled error");
-    }
-    const fields = res.locals.log ? requestLog(res) : undefined;
-    if (fields) fields.errorCode = apiErr.code;
+    const apiErr = err instanceof ApiError ? err : (fromFramework(err) ?? errors.internal());
+    const ctx = maybeContextOf(res);
+    if (apiErr.status === 500 && !(err instanceof ApiError)) log.error({ err, requestId: ctx?.requestId }, "unhandled error");
+    if (ctx) ctx.log.errorCode = apiErr.code;
 
     if (res.headersSent) {
       // A stream already started: the status is gone, so the error travels in the SSE body (as vLLM does).

@@ -1,5 +1,4 @@
 import type { IncomingMessage } from "node:http";
-import type { NextFunction, Request, Response } from "express";
 import { declaredLength, expectsContinue, hasBody } from "./body/read-body";
 
 /** A client sending a body the size of the limit at a modest rate finishes within this. */
@@ -33,16 +32,11 @@ export class UnreadBodies {
     return declared === undefined || declared > this.limitBytes || req.readableDidRead || this.discarding >= MAX_DISCARDING;
   }
 
-  /** Middleware: once the answer is out, a body still arriving is discarded within bounds, else the socket goes. */
-  middleware() {
-    return (req: Request, res: Response, next: NextFunction) => {
-      res.once("finish", () => {
-        if (req.complete || req.socket.destroyed) return;
-        if (this.discarding >= MAX_DISCARDING) req.socket.destroy();
-        else this.discardRest(req);
-      });
-      next();
-    };
+  /** Once the answer is out ('finish'): a body still arriving is discarded within bounds, else the socket goes. */
+  afterAnswer(req: IncomingMessage): void {
+    if (req.complete || req.socket.destroyed) return;
+    if (this.discarding >= MAX_DISCARDING) req.socket.destroy();
+    else this.discardRest(req);
   }
 
   private discardRest(req: IncomingMessage): void {

@@ -1,9 +1,10 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { ITL_BUCKETS, type TokenTimingSink } from "../relay/token-clock";
 import type { ModelRegistry } from "../upstream/registry";
+import { MergedHistogram } from "./merged-histogram";
 
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
-const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1];
 
 /**
  * The gateway's Prometheus metrics, in a registry of its own. Label values are bounded: `model` is a catalog
@@ -36,13 +37,14 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  readonly interTokenLatency = new Histogram({
-    name: "gateway_inter_token_latency_seconds",
-    help: "Streaming: time between consecutive generated-token chunks.",
-    labelNames: ["model"] as const,
-    buckets: ITL_BUCKETS,
-    registers: [this.registry],
-  });
+  /** Observed a stream at a time (see relay/token-clock.ts): one observation per token would cost every token a label lookup. */
+  readonly interTokenLatency = new MergedHistogram(
+    "gateway_inter_token_latency_seconds",
+    "Streaming: time between consecutive generated-token chunks.",
+    "model",
+    ITL_BUCKETS,
+    this.registry,
+  );
 
   readonly tokens = new Counter({
     name: "gateway_tokens_total",
@@ -99,6 +101,30 @@ export class GatewayMetrics {
     labelNames: ["code"] as const,
     registers: [this.registry],
   });
+
+  private readonly sinks = new Map<string, TokenTimingSink & { inFlight: { inc(): void; dec(): void }; retried(): void }>();
+
+  /**
+   * The per-model handles the request path uses, built once per model (label sets prebuilt): in-flight gauge,
+   * retries, and where a stream's token timings go.
+   */
+  forModel(model: string): TokenTimingSink & { inFlight: { inc(): void; dec(): void }; retried(): void } {
+    let sink = this.sinks.get(model);
+    if (!sink) {
+      const labels = { model };
+      const inFlight = this.inFlight.labels(labels);
+      const ttft = this.timeToFirstToken.labels(labels);
+      const retries = this.upstreamRetries.labels(labels);
+      sink = {
+        inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
+        retried: () => retries.inc(),
+        firstToken: (seconds) => ttft.observe(seconds),
+        interTokens: (counts, sum) => this.interTokenLatency.merge(model, counts, sum),
+      };
+      this.sinks.set(model, sink);
+    }
+    return sink;
+  }
 
   /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
   observeResources(read: { openConnections(): number; bodyMemoryBytes(): number; answerMemoryBytes(): number }): void {

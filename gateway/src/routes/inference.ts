@@ -1,155 +1,84 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
-import type { z } from "zod";
-import { clientText } from "../api/client-text";
-import { errors } from "../api/errors";
-import { ChatCompletionRequestSchema, EmbeddingRequestSchema, parseBody } from "../api/schemas";
-import type { ModelCategory } from "../config/catalog";
-import { callerKey, callerMayUse } from "../auth/middleware";
+import { ENDPOINTS } from "../endpoints";
+import { prepareRequest } from "../endpoints/prepare";
+import type { EndpointSpec } from "../endpoints/spec";
+import { takeAdmittedBody } from "../http/admission";
+import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
+import { relayAnswer, type RelayOptions } from "../relay";
+import { SseKeepAlive } from "../relay/keep-alive";
 import type { ModelRegistry } from "../upstream/registry";
-import type { ModelPool } from "../upstream/model-pool";
-import type { PickContext } from "../upstream/balancer";
-import { forwardInference, type ForwardOptions } from "../upstream/forward";
-import { prefixHashes, promptText } from "../upstream/prefix-index";
-import { requestLog } from "../http/request-log";
-import { takeAdmittedBody, type AdmittedBody } from "../http/admission";
-import { HeldBody } from "../http/body/held-body";
-import { memberKey, replaceMembers, type JsonMember } from "../http/body/json-members";
+import { send, type SendOptions } from "../upstream/send";
 
-type RequestShape = { model: string; stream?: boolean | null; stream_options?: { include_usage?: boolean } | null };
-
-interface Endpoint {
-  path: "/v1/chat/completions" | "/v1/embeddings";
-  schema: z.ZodType<RequestShape>;
-  category: ModelCategory;
-  what: string;
+export interface InferenceOptions extends SendOptions, RelayOptions {
+  /** Streaming: after this long without an upstream response, send SSE headers and keep-alive comments. */
+  sseKeepAliveMs: number;
 }
 
-const ENDPOINTS: Endpoint[] = [
-  { path: "/v1/chat/completions", schema: ChatCompletionRequestSchema, category: "generative", what: "chat completions" },
-  { path: "/v1/embeddings", schema: EmbeddingRequestSchema, category: "embedder", what: "embeddings" },
-];
-
-/** What the relay needs of a validated request; the parsed body itself is not kept. */
-interface PreparedRequest {
-  model: string;
-  pool: ModelPool;
-  stream: boolean;
-  clientWantsUsage: boolean;
-  body: HeldBody;
-  pick: PickContext;
-}
-
-/** Top-level members that decide what the gateway does with a request. */
-const ACTED_ON = new Set(["model", "stream", "stream_options"]);
-
-/** Which of ACTED_ON the body holds more than once (keys compared decoded: "mod\u0065l" is "model"). */
-function repeatedMembers(members: readonly JsonMember[]): Set<string> {
-  const seen = new Set<string>();
-  const repeated = new Set<string>();
-  for (const m of members) {
-    const key = memberKey(m);
-    if (!ACTED_ON.has(key)) continue;
-    if (seen.has(key)) repeated.add(key);
-    seen.add(key);
-  }
-  return repeated;
+export interface InferenceDeps {
+  registry: ModelRegistry;
+  limiter: RateLimiter;
+  metrics: GatewayMetrics;
+  /** Admission: per-key limits, body memory and the bounded body read. */
+  admit: RequestHandler;
+  options: InferenceOptions;
 }
 
 /**
- * Validates the admitted body, resolves the model and builds the bytes to send. Synchronous on purpose: the
- * parsed body (which may take many times the body's size) is garbage as soon as this returns, before the
- * request waits for a replica or an answer. The body goes upstream as the client's own bytes with `model`
- * mapped (and, for streams, `stream_options` asking for usage): unknown fields pass untouched.
+ * One inference endpoint, the route level: validation and model resolution (endpoints/prepare.ts), then the
+ * attempt level (upstream/send.ts: pick, send, retry), the relay (relay/: JSON or SSE to the client), and what
+ * the request is charged (tokens against the key's TPM; the log line and metrics are accounted when it closes).
+ * Nothing here knows an endpoint's wire format: that is the spec's.
  */
-function prepare(ep: Endpoint, admitted: AdmittedBody, req: Request, res: Response, registry: ModelRegistry): PreparedRequest {
-  const parsed = parseBody(ep.schema, admitted.json);
-  if (!parsed.ok) throw parsed.error;
-  const { model, stream, stream_options } = parsed.value;
-  const log = requestLog(res);
-  log.model = clientText(model);
-  log.stream = stream === true;
+function serve(spec: EndpointSpec, deps: InferenceDeps) {
+  const { registry, limiter, metrics, options } = deps;
+  return async (req: Request, res: Response) => {
+    const ctx = contextOf(res);
+    const { model, pool, stream, clientWantsUsage, body, pick } = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry);
+    const key = ctx.key!;
+    const perModel = metrics.forModel(model);
 
-  const pool = registry.get(model);
-  if (!pool || !callerMayUse(req, model)) throw errors.modelNotFound(model);
-  if (pool.model.category !== ep.category) throw errors.wrongCategory(model, ep.what);
+    const abort = new AbortController();
+    res.on("close", () => {
+      if (!res.writableFinished) abort.abort();
+    });
 
-  // Streams always ask for the usage chunk (token limits and metrics need it); it is dropped again if the
-  // client did not ask for it. A member the gateway acts on that the client repeated is rewritten too: the
-  // gateway decided on JSON.parse's value (the last), and a model server keeping the first would otherwise
-  // serve a model the key may not use, or stream to a client expecting JSON.
-  const repeated = repeatedMembers(admitted.members);
-  const replace: Record<string, string> = {};
-  if (pool.upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(pool.upstreamModel);
-  if (stream === true) replace.stream_options = JSON.stringify({ ...(stream_options ?? {}), include_usage: true });
-  else if (repeated.has("stream_options")) replace.stream_options = JSON.stringify(stream_options ?? null);
-  if (repeated.has("stream")) replace.stream = JSON.stringify(stream ?? null);
-  const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
-
-  return {
-    model,
-    pool,
-    stream: stream === true,
-    clientWantsUsage: stream === true && stream_options != null && stream_options.include_usage !== false,
-    body: new HeldBody(bytes, admitted.lease),
-    // Hashing the prompt costs a pass over it: only for models that route on it.
-    pick: pool.model.routing.strategy === "prefix-affinity" ? { prefix: prefixHashes(promptText(parsed.value as Record<string, unknown>)) } : {},
+    perModel.inFlight.inc();
+    const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
+    try {
+      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried }, options);
+      keepAlive?.stop();
+      ctx.log.attempts = sent.attempts;
+      ctx.log.replica = sent.replica?.url;
+      if (!sent.answered) return;
+      let relayed;
+      try {
+        relayed = await relayAnswer(
+          sent.upstream,
+          { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings: perModel },
+          options,
+        );
+      } finally {
+        sent.done();
+      }
+      const usage = relayed.usage;
+      ctx.log.promptTokens = usage?.prompt_tokens;
+      ctx.log.completionTokens = usage?.completion_tokens;
+      ctx.log.streamError = relayed.streamError;
+      const total = usage?.total_tokens ?? (usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0);
+      await limiter.charge(key, total);
+    } finally {
+      keepAlive?.stop();
+      body.release();
+      perModel.inFlight.dec();
+    }
   };
 }
 
-/**
- * POST /v1/chat/completions and /v1/embeddings: `admit` (per-key limits, body memory, the bounded body read)
- * runs first; then validate, resolve the model, forward, account.
- */
-export function inferenceRoutes(registry: ModelRegistry, limiter: RateLimiter, metrics: GatewayMetrics, admit: RequestHandler, forward: ForwardOptions): Router {
+/** POST at each endpoint's exact path: admission first (a refused caller costs no body read), then `serve`. */
+export function inferenceRoutes(deps: InferenceDeps): Router {
   const router = Router();
-  for (const ep of ENDPOINTS) {
-    router.post(ep.path, admit, async (req: Request, res: Response) => {
-      const { model, pool, stream, clientWantsUsage, body, pick } = prepare(ep, takeAdmittedBody(res), req, res, registry);
-      const log = requestLog(res);
-      const key = callerKey(res)!;
-
-      const abort = new AbortController();
-      res.on("close", () => {
-        if (!res.writableFinished) abort.abort();
-      });
-
-      metrics.inFlight.inc({ model });
-      try {
-        const outcome = await forwardInference(
-          {
-            pool,
-            path: ep.path,
-            body,
-            keyName: key.name,
-            requestId: res.locals.requestId as string,
-            stream,
-            stripUsageChunk: stream && !clientWantsUsage,
-            res,
-            signal: abort.signal,
-            pick,
-            timing: {
-              firstToken: (s) => metrics.timeToFirstToken.observe({ model }, s),
-              interToken: (s) => metrics.interTokenLatency.observe({ model }, s),
-              retried: () => metrics.upstreamRetries.inc({ model }),
-            },
-          },
-          forward,
-        );
-        Object.assign(log, {
-          replica: outcome.replica,
-          attempts: outcome.attempts,
-          promptTokens: outcome.usage?.prompt_tokens,
-          completionTokens: outcome.usage?.completion_tokens,
-          streamError: outcome.streamError,
-        });
-        const total = outcome.usage?.total_tokens ?? (outcome.usage?.prompt_tokens ?? 0) + (outcome.usage?.completion_tokens ?? 0);
-        await limiter.charge(key, total);
-      } finally {
-        metrics.inFlight.dec({ model });
-      }
-    });
-  }
+  for (const spec of ENDPOINTS) router.post(spec.path, deps.admit, serve(spec, deps));
   return router;
 }

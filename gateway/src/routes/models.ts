@@ -3,6 +3,7 @@ import { errors } from "../api/errors";
 import type { ModelRegistry } from "../upstream/registry";
 import type { ModelPool } from "../upstream/model-pool";
 import { callerMayUse } from "../auth/middleware";
+import { contextOf } from "../http/request-context";
 
 function modelObject(pool: ModelPool, fallbackCreated: number) {
   return { id: pool.model.id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };
@@ -11,7 +12,7 @@ function modelObject(pool: ModelPool, fallbackCreated: number) {
 /** GET /v1/models lists only what can serve now (a ready replica) and what the caller's key may use. */
 export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number): Router {
   const router = Router();
-  const visible = (req: Request, pool: ModelPool) => callerMayUse(req, pool.model.id);
+  const visible = (req: Request, pool: ModelPool) => callerMayUse(contextOf(req.res!), pool.model.id);
 
   router.get("/v1/models", (req, res) => {
     const data = registry

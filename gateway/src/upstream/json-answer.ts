@@ -5,7 +5,7 @@
  * token accounting; `error`). Nothing else is held: an embeddings answer of 2,048 inputs × 4,096 dimensions is
  * about 180 MB of JSON floats, which the gateway passes on without ever holding more than one chunk of it.
  *
- * The scan trusts the model server for validity (small answers are parsed whole anyway, see answer-relay.ts);
+ * The scan trusts the model server for validity (small answers are parsed whole anyway, see relay/json.ts);
  * it only has to find top-level members exactly on valid JSON and to terminate on anything else.
  */
 

@@ -52,6 +52,11 @@ export class ModelPool {
     return this.queue.length;
   }
 
+  /** Whether routing weighs prompt prefixes (only then is a request's prompt hashed). */
+  get routesOnPrefix(): boolean {
+    return this.model.routing.strategy === "prefix-affinity";
+  }
+
   /** The model name the model server expects in `model`. */
   get upstreamModel(): string {
     return this.model.upstreamModel ?? this.model.id;

@@ -1,15 +1,15 @@
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { ApiError, errors } from "../api/errors";
 import { ClientGone } from "../http/client-gone";
 import { writable } from "../http/client-stall";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
-import { AnswerScanner, rewriteAnswer } from "./json-answer";
-import { normalizeUpstreamError } from "./normalize-error";
+import { AnswerScanner, rewriteAnswer } from "../upstream/json-answer";
+import { normalizeUpstreamError } from "../upstream/normalize-error";
 
 export interface AnswerRelay {
-  res: Response;
+  res: ServerResponse;
   /** The catalog id the client asked for. */
   modelId: string;
   /** Set when the model server knows the model by another name: `model` is rewritten back in the answer. */
@@ -38,9 +38,10 @@ export function readFailure(err: unknown, relay: Pick<AnswerRelay, "modelId" | "
  * the answer budget (the key's share and the gateway's) before it is read, and given back once the client has
  * taken it; when the budget is full the client gets 429 or 503 with Retry-After. A larger answer is streamed
  * through with backpressure, `model` rewritten in place and `usage` picked up on the way; of it only the part
- * read before it proved large (when its length was not declared) is ever held. Returns the answer's `usage`.
+ * read before it proved large (when its length was not declared) is ever held. Returns the answer's top level
+ * (a held answer, parsed) or its captured `usage` member (a passed-through one), for the endpoint's accounting.
  */
-export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: AnswerRelay): Promise<unknown> {
+export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: AnswerRelay): Promise<Record<string, unknown>> {
   const declared = Number(upstream.headers["content-length"] ?? NaN);
   const known = Number.isInteger(declared) && declared >= 0;
   if (known && declared > HELD_ANSWER_MAX_BYTES) return streamAnswer(upstream, relay, [], declared);
@@ -86,8 +87,11 @@ function reserve(relay: AnswerRelay, bytes: number, upstream: Dispatcher.Respons
   return lease;
 }
 
+/** What every JSON answer is sent as (the value Express's `res.json` would set). */
+const JSON_TYPE = "application/json; charset=utf-8";
+
 /** A small answer, whole: parsed once to check it, then sent as the model server's bytes (`model` rewritten). */
-function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): unknown {
+function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): Record<string, unknown> {
   let answer: unknown;
   try {
     answer = JSON.parse(bytes.toString("utf8"));
@@ -97,14 +101,16 @@ function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): unknown {
   if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
     throw errors.upstreamFailed(relay.modelId, "the model server sent a body that is not a JSON object");
   }
-  const { error, usage } = answer as { error?: unknown; usage?: unknown };
+  const { error } = answer as { error?: unknown };
   // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
   if (error) throw normalizeUpstreamError(500, { error }, relay.modelId);
-  relay.res
-    .status(200)
-    .type("application/json")
-    .send(relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes);
-  return usage;
+  const out = relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes;
+  const { res } = relay;
+  res.statusCode = 200;
+  res.setHeader("content-type", JSON_TYPE);
+  res.setHeader("content-length", out.length);
+  res.end(out);
+  return answer as Record<string, unknown>;
 }
 
 /**
@@ -119,7 +125,7 @@ async function streamAnswer(
   declared: number | undefined,
   iterator: AsyncIterator<Buffer> = (upstream.body as AsyncIterable<Buffer>)[Symbol.asyncIterator](),
   headLease?: BudgetLease,
-): Promise<unknown> {
+): Promise<Record<string, unknown>> {
   const { res } = relay;
   const scanner = new AnswerScanner({ replace: relay.rewriteModel ? { model: JSON.stringify(relay.modelId) } : {}, capture: ["usage", "error"] });
   let pending = head.flatMap((chunk) => scanner.feed(chunk));
@@ -141,7 +147,8 @@ async function streamAnswer(
     upstream.body.destroy();
     throw normalizeUpstreamError(500, { error }, relay.modelId);
   }
-  res.status(200).type("application/json");
+  res.statusCode = 200;
+  res.setHeader("content-type", JSON_TYPE);
   // The bytes are the model server's own unless `model` is rewritten: then their length changes.
   if (declared !== undefined && !relay.rewriteModel) res.setHeader("content-length", String(declared));
   try {
@@ -166,5 +173,5 @@ async function streamAnswer(
   // ending the answer, so the client sees a failure instead of a truncated body.
   if (!scanner.complete) throw errors.upstreamFailed(relay.modelId, "the answer ended before it was complete");
   res.end();
-  return scanner.member("usage");
+  return { usage: scanner.member("usage") };
 }

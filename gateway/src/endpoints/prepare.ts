@@ -1,0 +1,77 @@
+import { clientText } from "../api/client-text";
+import { errors } from "../api/errors";
+import { parseBody } from "../api/schemas";
+import { callerMayUse } from "../auth/middleware";
+import type { AdmittedBody } from "../http/body/admitted-body";
+import { HeldBody } from "../http/body/held-body";
+import { memberKey, replaceMembers, type JsonMember } from "../http/body/json-members";
+import type { RequestContext } from "../http/request-context";
+import type { PickContext } from "../upstream/balancer";
+import type { ModelPool } from "../upstream/model-pool";
+import { prefixHashes } from "../upstream/prefix-index";
+import type { ModelRegistry } from "../upstream/registry";
+import { ACTED_ON, type EndpointSpec } from "./spec";
+
+/** What the rest of the path needs of a validated request; the parsed body itself is not kept. */
+export interface PreparedRequest {
+  model: string;
+  pool: ModelPool;
+  stream: boolean;
+  clientWantsUsage: boolean;
+  body: HeldBody;
+  pick: PickContext;
+}
+
+/** Which of ACTED_ON the body holds more than once (keys compared decoded: "mod\u0065l" is "model"). */
+function repeatedMembers(members: readonly JsonMember[]): Set<string> {
+  const seen = new Set<string>();
+  const repeated = new Set<string>();
+  for (const m of members) {
+    const key = memberKey(m);
+    if (!ACTED_ON.has(key)) continue;
+    if (seen.has(key)) repeated.add(key);
+    seen.add(key);
+  }
+  return repeated;
+}
+
+/**
+ * Validation and model resolution, the route level before routing: checks the admitted body against the
+ * endpoint's schema, resolves the model (one the key may not use does not exist for it) and builds the bytes to
+ * send. Synchronous on purpose: the parsed body (which may take many times the body's size) is garbage as soon
+ * as this returns, before the request waits for a replica or an answer. The body goes upstream as the client's
+ * own bytes with `model` mapped and the members the endpoint rewrites replaced: unknown fields pass untouched.
+ */
+export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: RequestContext, registry: ModelRegistry): PreparedRequest {
+  const parsed = parseBody(spec.schema, admitted.json);
+  if (!parsed.ok) throw parsed.error;
+  const request = parsed.value;
+  const { model } = request;
+  const stream = spec.streams(request);
+  ctx.log.model = clientText(model);
+  ctx.log.stream = stream;
+
+  const pool = registry.get(model);
+  // Metrics label the catalog id from here on, even when the key may not use it (as the request was made).
+  if (pool) ctx.modelId = model;
+  if (!pool || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
+  if (pool.model.category !== spec.category) throw errors.wrongCategory(model, spec.what);
+
+  // A member the gateway acts on that the client repeated is rewritten too: the gateway decided on JSON.parse's
+  // value (the last), and a model server keeping the first would otherwise serve a model the key may not use.
+  const repeated = repeatedMembers(admitted.members);
+  const replace: Record<string, string> = {};
+  if (pool.upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(pool.upstreamModel);
+  Object.assign(replace, spec.upstreamMembers(request, repeated));
+  const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
+
+  return {
+    model,
+    pool,
+    stream,
+    clientWantsUsage: spec.clientWantsUsage(request),
+    body: new HeldBody(bytes, admitted.lease),
+    // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
+    pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request)) } : {},
+  };
+}

@@ -1,0 +1,68 @@
+import type { z } from "zod";
+import type { ModelCategory } from "../config/catalog";
+
+/** Token counts as the model servers report them (`usage`). */
+export interface Usage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/** What the request path needs of every endpoint's request, whatever else its body holds. */
+export interface EndpointRequest {
+  model: string;
+  stream?: boolean | null;
+  stream_options?: { include_usage?: boolean } | null;
+}
+
+/** What the relay learns from one SSE data payload of the endpoint's stream (its JSON already parsed when it had to be). */
+export interface StreamEventFacts {
+  /** The payload carries generated output: a token for time-to-first-token and inter-token timing. */
+  token: boolean;
+  /** The payload only carries usage the client did not ask for: not sent on. */
+  drop: boolean;
+  usage?: Usage;
+}
+
+/**
+ * One endpoint of the API, everything that is its own: path, the category of model that serves it, its schema,
+ * how its body is rewritten for the model server, what the prefix routing hashes, how its answers report usage
+ * and which of its stream events are tokens. The request path (admission, routing, sending, relaying,
+ * accounting) is the same for every endpoint: a new endpoint is a new spec in `endpoints/index.ts`, not an
+ * edit of the relay.
+ */
+export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
+  /** Exact path, routed as such. */
+  readonly path: string;
+  /** In error messages: "`model` serves <what>". */
+  readonly what: string;
+  readonly category: ModelCategory;
+  readonly schema: z.ZodType<R>;
+  /** Whether the request asks for an event stream. */
+  streams(request: R): boolean;
+  /** The text a model server's prefix cache sees first (for prefix-aware routing); "" when none. */
+  promptText(request: R): string;
+  /**
+   * Members of the body to replace before it goes upstream (key -> JSON text), beyond `model`. Streams always
+   * ask for the usage chunk (token limits and metrics need it); the relay drops it again when the client did not.
+   */
+  upstreamMembers(request: R, repeated: ReadonlySet<string>): Record<string, string>;
+  /** Whether the client asked for the usage-only chunk of a stream itself. */
+  clientWantsUsage(request: R): boolean;
+  /** `usage` of a whole (non-streamed) answer. */
+  usageOf(answer: Record<string, unknown>): Usage | undefined;
+  /**
+   * Facts of one stream payload. `parsed` is the payload's JSON when the relay had to parse it (model rewrite,
+   * errors, usage), else undefined: most token chunks go through as they came, unparsed.
+   */
+  streamEvent(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: boolean): StreamEventFacts;
+  /** Whether a payload must be parsed for `streamEvent` (it may carry usage). */
+  mayCarryUsage(data: string): boolean;
+}
+
+export function asUsage(v: unknown): Usage | undefined {
+  return v && typeof v === "object" ? (v as Usage) : undefined;
+}
+
+/** Top-level members every endpoint's routing acts on: rewritten when a client repeats them. */
+export const ACTED_ON: ReadonlySet<string> = new Set(["model", "stream", "stream_options"]);

@@ -1,0 +1,66 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ApiKeyRecord } from "../auth/api-keys";
+import type { AdmittedBody } from "./body/admitted-body";
+import { requestIdFrom } from "./request-id";
+
+/** Fields of the one log line written per request; each layer fills in what it learns. */
+export interface RequestLogFields {
+  /** As the client sent it: set through clientText(), bounded and escaped. */
+  model?: string;
+  stream?: boolean;
+  replica?: string;
+  attempts?: number;
+  promptTokens?: number;
+  completionTokens?: number;
+  errorCode?: string | null;
+  streamError?: string;
+  /** The client stopped reading and was disconnected after the stall timeout. */
+  clientStalled?: boolean;
+}
+
+/**
+ * Everything the request path learns about one request, in the order the layers learn it: transport (id, start),
+ * auth (key), admission (whether the rate limit charged it, the body), validation (the model), relay and
+ * accounting (the log fields). This module owns it: layers read and write it through `contextOf`, nothing else
+ * travels on `res.locals`.
+ */
+export class RequestContext {
+  /** The key that authenticated the request (auth). */
+  key: ApiKeyRecord | undefined = undefined;
+  /** Admission passed the key's rate limit: the request counts against its RPM, and so does its log line. */
+  charged = false;
+  /** The admitted body, until the handler takes it (admission → validation). */
+  admittedBody: AdmittedBody | undefined = undefined;
+  /** The catalog id the request resolved to (validation); metrics label only catalog ids. */
+  modelId: string | undefined = undefined;
+  /** The log line's fields. */
+  readonly log: RequestLogFields = {};
+
+  constructor(
+    readonly requestId: string,
+    /** performance.now() when the request arrived. */
+    readonly started: number,
+  ) {}
+}
+
+const CONTEXT = Symbol("requestContext");
+type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
+
+/** Opens the request's context (the transport layer, first thing). */
+export function openContext(req: IncomingMessage, res: ServerResponse): RequestContext {
+  const ctx = new RequestContext(requestIdFrom(req.headers["x-request-id"]), performance.now());
+  (res as WithContext)[CONTEXT] = ctx;
+  return ctx;
+}
+
+/** The request's context; every request that reached the app has one. */
+export function contextOf(res: ServerResponse): RequestContext {
+  const ctx = (res as WithContext)[CONTEXT];
+  if (!ctx) throw new Error("no request context: the app's front layer did not run");
+  return ctx;
+}
+
+/** The context if the front layer ran (error paths that may run before it). */
+export function maybeContextOf(res: ServerResponse): RequestContext | undefined {
+  return (res as WithContext)[CONTEXT];
+}

@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { clientText } from "../api/client-text";
+import type { RequestContext } from "../http/request-context";
+import type { LogSampler } from "./log-sampler";
+import type { Logger } from "./logger";
+import type { GatewayMetrics } from "./metrics";
+
+/** Paths never logged nor counted: the probes (the operations listener has its own). */
+const UNACCOUNTED = new Set(["/healthz", "/readyz", "/metrics"]);
+const ENDPOINTS = new Set(["/v1/chat/completions", "/v1/embeddings", "/v1/models"]);
+
+/**
+ * The last layer: when a response closes, one JSON log line and the request's metrics. The key appears by name
+ * only; client-chosen strings are bounded. Lines no rate limit paid for (unauthenticated requests; a key's
+ * requests its RPM did not charge, such as refusals before or by the rate limit) are sampled, per key (see
+ * log-sampler.ts). Metrics label only catalog ids (anything a client made up is "unknown") and known endpoints.
+ */
+export class Accounting {
+  constructor(
+    private readonly log: Logger,
+    private readonly sampler: LogSampler,
+    private readonly metrics: GatewayMetrics,
+  ) {}
+
+  /** Whether the request at `path` is accounted at all (probes are not). */
+  accounts(path: string): boolean {
+    return !UNACCOUNTED.has(path);
+  }
+
+  closed(req: IncomingMessage, res: ServerResponse, ctx: RequestContext, path: string): void {
+    const finished = res.writableFinished;
+    const durationMs = performance.now() - ctx.started;
+    if (path.startsWith("/v1/")) this.count(res, ctx, path, finished, durationMs);
+    this.writeLine(req, res, ctx, path, finished, durationMs);
+  }
+
+  private count(res: ServerResponse, ctx: RequestContext, path: string, finished: boolean, durationMs: number): void {
+    const fields = ctx.log;
+    const model = ctx.modelId ?? (fields.model ? "unknown" : "");
+    const endpoint = ENDPOINTS.has(path) ? path : path.startsWith("/v1/models/") ? "/v1/models/{id}" : "other";
+    const key = ctx.key?.name ?? "";
+    this.metrics.requests.inc({ model, endpoint, status: finished ? String(res.statusCode) : "499", key });
+    if (ctx.modelId && endpoint !== "/v1/models") {
+      this.metrics.duration.observe({ model, endpoint, stream: fields.stream === true ? "true" : "false" }, durationMs / 1000);
+      if (fields.promptTokens) this.metrics.tokens.inc({ model, key, type: "prompt" }, fields.promptTokens);
+      if (fields.completionTokens) this.metrics.tokens.inc({ model, key, type: "completion" }, fields.completionTokens);
+    }
+  }
+
+  private writeLine(req: IncomingMessage, res: ServerResponse, ctx: RequestContext, path: string, finished: boolean, durationMs: number): void {
+    const key = ctx.key;
+    if (!ctx.charged) {
+      const allowed = key ? this.sampler.allow(`key '${key.name}': requests not charged to its rate limit`, `key:${key.name}`) : this.sampler.allow("unauthenticated requests");
+      if (!allowed) return;
+    }
+    const fields = ctx.log;
+    this.log.info(
+      {
+        requestId: ctx.requestId,
+        method: clientText(req.method ?? "", 32),
+        path: clientText(path),
+        // A client that left before any answer gets none: 499, as in the metrics.
+        status: res.headersSent ? res.statusCode : 499,
+        latencyMs: Math.round(durationMs * 10) / 10,
+        apiKeyName: key?.name,
+        clientAborted: !finished || fields.clientStalled === true,
+        ...fields,
+      },
+      "request",
+    );
+  }
+}

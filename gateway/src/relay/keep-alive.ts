@@ -1,0 +1,30 @@
+import type { ServerResponse } from "node:http";
+import { startEventStream } from "./sse-events";
+
+/**
+ * While a streaming request waits (queue, prefill of a long prompt behind a slow proxy), idle connections get
+ * cut by proxies and by Node fetch's ~5-minute body timeout. After `afterMs` the gateway commits to a 200 event
+ * stream and sends SSE comments, which clients ignore; errors after that travel as SSE error events.
+ */
+export class SseKeepAlive {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly afterMs: number,
+  ) {
+    if (afterMs > 0) this.timer = setTimeout(() => this.beat(), afterMs);
+  }
+
+  private beat(): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    if (!this.res.headersSent) startEventStream(this.res);
+    this.res.write(": keep-alive\n\n");
+    this.timer = setTimeout(() => this.beat(), this.afterMs);
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

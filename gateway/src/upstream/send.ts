@@ -1,0 +1,135 @@
+import { request, type Dispatcher } from "undici";
+import { errors } from "../api/errors";
+import type { HeldBody } from "../http/body/held-body";
+import type { PickContext } from "./balancer";
+import type { ModelPool } from "./model-pool";
+import type { Replica } from "./replica";
+
+/** One inference request on its way to a model server. */
+export interface UpstreamCall {
+  pool: ModelPool;
+  /** The endpoint's path, the same at the model server. */
+  path: string;
+  /** Body to send, already carrying the upstream model name; released once the upstream request has it. */
+  body: HeldBody;
+  requestId: string;
+  stream: boolean;
+  /** Aborted when the client goes away: the wait for a replica, or the upstream request, is cancelled at once. */
+  signal: AbortSignal;
+  /** What the routing may use (prompt prefix hashes). */
+  pick: PickContext;
+  /** Told when a request is retried on another replica. */
+  retried?(): void;
+}
+
+export interface SendOptions {
+  dispatcher: Dispatcher;
+  /** `Authorization` value the model servers require (their API key), or undefined to send none. */
+  upstreamAuthorization?: string;
+  headersTimeoutMs: number;
+  idleTimeoutMs: number;
+  retryAfterSaturatedSeconds: number;
+  retryAfterNotReadySeconds: number;
+}
+
+/** A model server answered (headers in); `done()` gives its replica slot back once the answer is relayed. */
+export interface Answered {
+  answered: true;
+  upstream: Dispatcher.ResponseData;
+  replica: Replica;
+  attempts: number;
+  done(): void;
+}
+
+/** The client left before a model server answered. */
+export interface Abandoned {
+  answered: false;
+  replica?: Replica;
+  attempts: number;
+}
+
+/** Failures that happen before the model server could have answered: safe to try another replica. */
+const CONNECT_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CLOSED",
+]);
+
+export function errorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  if (typeof e?.code === "string") return e.code;
+  if (typeof e?.cause?.code === "string") return e.cause.code;
+  return undefined;
+}
+
+/**
+ * The attempt level of a request: pick a replica (waiting in the model's queue if all are busy), send the body,
+ * and on a connection refused or reset before the body was sent, eject that replica and try once more on
+ * another. Resolves when a model server answered (its headers are in) or the client left; throws ApiError for
+ * what should leave as an error envelope.
+ */
+export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answered | Abandoned> {
+  const { pool } = call;
+  const tried = new Set<Replica>();
+  const maxAttempts = Math.min(2, Math.max(1, pool.replicas.length));
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "content-length": String(call.body.length),
+    accept: call.stream ? "text/event-stream" : "application/json",
+    "x-request-id": call.requestId,
+  };
+  // The platform's key for the model servers; the client's own key never leaves the gateway.
+  if (opts.upstreamAuthorization) headers.authorization = opts.upstreamAuthorization;
+
+  for (let attempt = 1; ; attempt++) {
+    const picked = await pool.acquire(call.pick, tried, call.signal);
+    if (call.signal.aborted) {
+      if (picked.ok) pool.release(picked.replica);
+      return { answered: false, attempts: attempt };
+    }
+    if (!picked.ok) {
+      throw picked.reason === "saturated" && tried.size === 0
+        ? errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds)
+        : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+    }
+    const replica = picked.replica;
+    tried.add(replica);
+    try {
+      const upstream = await request(replica.url + call.path, {
+        method: "POST",
+        dispatcher: opts.dispatcher,
+        headers,
+        body: call.body.stream(),
+        signal: call.signal,
+        headersTimeout: opts.headersTimeoutMs,
+        bodyTimeout: opts.idleTimeoutMs,
+      });
+      // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
+      call.body.release();
+      return { answered: true, upstream, replica, attempts: attempt, done: () => pool.release(replica) };
+    } catch (err) {
+      pool.release(replica);
+      if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
+      const code = errorCode(err);
+      if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
+      if (code && CONNECT_ERRORS.has(code)) {
+        replica.eject(code);
+        // Another replica can be tried only while the body is still held (the connection failed before the
+        // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
+        if (attempt < maxAttempts && call.body.held) {
+          call.retried?.();
+          continue;
+        }
+        throw errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+      }
+      throw errors.upstreamFailed(pool.model.id, (err as Error).message);
+    }
+  }
+}
