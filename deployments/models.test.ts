@@ -1,5 +1,5 @@
 // The sample model folders as shipped: they load, and `npm start` serves the same model ids as the cluster catalog.
-import { BUILT_IN_FLEET, localFleet, MAX_LOCAL_REPLICAS } from "../gateway/src/local/fleet";
+import { BUILT_IN_FLEET, localFleet, MAX_LOCAL_REPLICAS } from "../local/fleet";
 import { buildCatalog } from "../infra/serving/catalog";
 import { loadModelFolders } from "../infra/serving/model-folders";
 import { planModels } from "../infra/serving/plan";

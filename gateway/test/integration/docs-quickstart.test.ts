@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ModelMetadataSchema } from "../../../infra/serving/folder-schemas";
 import { SETTINGS_ENV } from "../../src/config/settings";
-import { localFleet, startLocalFleet } from "../../src/local/fleet";
+import { localFleet, startLocalFleet } from "../../../local/fleet";
 import { codeSpans, docBlocks, namedBlocks, readDoc, REPO_ROOT, run, section, tableWith, type RunResult } from "../support/doc-blocks";
 
 /**

@@ -8,7 +8,7 @@ const ROOT = join(__dirname, "..", "..", "..");
 const TSX = join(ROOT, "node_modules", ".bin", "tsx");
 
 function startLocal(env: Record<string, string>): { child: ChildProcessWithoutNullStreams; output: () => string; ready: Promise<string> } {
-  const child = spawn(TSX, ["gateway/src/cli/start-local.ts"], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" } });
+  const child = spawn(TSX, ["local/start.ts"], { cwd: ROOT, env: { ...process.env, ...env, LOG_LEVEL: "warn" } });
   let out = "";
   child.stdout.on("data", (d: Buffer) => (out += d.toString()));
   const ready = new Promise<string>((resolve, reject) => {

@@ -2,11 +2,11 @@
  * `npm start`: the embedded default. A simulated replica set for each model of the local fleet and the
  * gateway in front of them, on $PORT (default 8080), accepting the key in $GATEWAY_API_KEY (or a fresh one).
  */
-import { generateApiKey } from "../auth/api-keys";
-import { parseCatalog } from "../config/load-catalog";
-import { settingsFromEnv } from "../config/settings";
-import { startLocalFleet } from "../local/fleet";
-import { startGateway } from "../server";
+import { generateApiKey } from "../gateway/src/auth/api-keys";
+import { parseCatalog } from "../gateway/src/config/load-catalog";
+import { settingsFromEnv } from "../gateway/src/config/settings";
+import { startLocalFleet } from "./fleet";
+import { startGateway } from "../gateway/src/server";
 
 async function main(): Promise<void> {
   const givenKey = process.env.GATEWAY_API_KEY;

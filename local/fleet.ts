@@ -1,8 +1,12 @@
-import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../../../simulator/src";
-import { DEFAULT_MODELS_DIR } from "../../../infra/serving/constants";
-import { loadModelFolders, type ModelDefinition } from "../../../infra/serving/model-folders";
-import { numericFlag } from "../../../infra/serving/server-args";
-import type { CatalogInput, ModelCategory, Routing } from "../config/catalog";
+/**
+ * The simulated fleet `npm start` runs: a composition root of its own (beside `stacks/`), so the gateway's code
+ * imports neither the simulator nor the infrastructure code that reads the model folders.
+ */
+import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../simulator/src";
+import { DEFAULT_MODELS_DIR } from "../infra/serving/constants";
+import { loadModelFolders, type ModelDefinition } from "../infra/serving/model-folders";
+import { numericFlag } from "../infra/serving/server-args";
+import type { CatalogInput, ModelCategory, Routing } from "../gateway/src/config/catalog";
 
 /** One model of the local fleet: its catalog identity and how its simulated replicas behave. */
 export interface LocalModel {
