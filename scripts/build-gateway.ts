@@ -56,7 +56,8 @@ export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<Gatewa
     type: "commonjs",
     main: BUNDLE,
     engines: { node: ">=20.19" },
-    scripts: { start: `node --enable-source-maps ${BUNDLE}` },
+    // No --enable-source-maps at run time (see gateway/Dockerfile): traces are mapped offline from the .map.
+    scripts: { start: `node ${BUNDLE}` },
   };
   fs.writeFileSync(path.join(outDir, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
   fs.writeFileSync(path.join(outDir, "bundled-packages.json"), JSON.stringify(packages, null, 2) + "\n");

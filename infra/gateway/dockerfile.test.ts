@@ -85,7 +85,7 @@ describe("gateway/Dockerfile", () => {
 
   test("exec-form entrypoint: node is PID 1 and gets SIGTERM; ports match the pod", () => {
     const [entrypoint] = ops(final, "ENTRYPOINT");
-    expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", "--enable-source-maps", `/app/${BUNDLE}`]);
+    expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", `/app/${BUNDLE}`]);
     expect(ops(final, "EXPOSE")).toEqual([`${PORTS.http} ${PORTS.metrics}`]);
     expect(ops(final, "ENV").join(" ")).toContain(`PORT=${PORTS.http}`);
   });
