@@ -39,11 +39,11 @@ export class Accounting {
     const model = ctx.modelId ?? (fields.model ? "unknown" : "");
     const endpoint = ENDPOINTS.has(path) ? path : path.startsWith("/v1/models/") ? "/v1/models/{id}" : "other";
     const key = ctx.key?.name ?? "";
-    this.metrics.requests.inc({ model, endpoint, status: finished ? String(res.statusCode) : "499", key });
+    this.metrics.requests.series(model, endpoint, finished ? String(res.statusCode) : "499", key).inc();
     if (ctx.modelId && endpoint !== "/v1/models") {
-      this.metrics.duration.observe({ model, endpoint, stream: fields.stream === true ? "true" : "false" }, durationMs / 1000);
-      if (fields.promptTokens) this.metrics.tokens.inc({ model, key, type: "prompt" }, fields.promptTokens);
-      if (fields.completionTokens) this.metrics.tokens.inc({ model, key, type: "completion" }, fields.completionTokens);
+      this.metrics.duration.series(model, endpoint, fields.stream === true ? "true" : "false").observe(durationMs / 1000);
+      if (fields.promptTokens) this.metrics.tokens.series(model, key, "prompt").inc(fields.promptTokens);
+      if (fields.completionTokens) this.metrics.tokens.series(model, key, "completion").inc(fields.completionTokens);
     }
   }
 

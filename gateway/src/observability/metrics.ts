@@ -1,7 +1,13 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { ITL_BUCKETS, type TokenTimingSink } from "../relay/token-clock";
 import type { ModelRegistry } from "../upstream/registry";
-import { MergedHistogram } from "./merged-histogram";
+import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
+
+/** What the request path records for one model (see forModel). */
+export interface ModelMetrics extends TokenTimingSink {
+  inFlight: GaugeSeries;
+  retried(): void;
+}
 
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
@@ -14,51 +20,47 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export class GatewayMetrics {
   readonly registry = new Registry();
 
-  readonly requests = new Counter({
-    name: "gateway_requests_total",
-    help: "HTTP requests answered, by model, endpoint, status and API key name.",
-    labelNames: ["model", "endpoint", "status", "key"] as const,
-    registers: [this.registry],
-  });
+  // The per-request metrics keep their series (see prebuilt-series.ts): no label hashing per request.
+  readonly requests = new PrebuiltCounter(
+    "gateway_requests_total",
+    "HTTP requests answered, by model, endpoint, status and API key name.",
+    ["model", "endpoint", "status", "key"],
+    this.registry,
+  );
 
-  readonly duration = new Histogram({
-    name: "gateway_request_duration_seconds",
-    help: "Time from request to the end of the response.",
-    labelNames: ["model", "endpoint", "stream"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly duration = new PrebuiltHistogram(
+    "gateway_request_duration_seconds",
+    "Time from request to the end of the response.",
+    ["model", "endpoint", "stream"],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
 
-  readonly timeToFirstToken = new Histogram({
-    name: "gateway_time_to_first_token_seconds",
-    help: "Streaming: time from request to the first generated token.",
-    labelNames: ["model"] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly timeToFirstToken = new PrebuiltHistogram(
+    "gateway_time_to_first_token_seconds",
+    "Streaming: time from request to the first generated token.",
+    ["model"],
+    LATENCY_BUCKETS,
+    this.registry,
+  );
 
-  /** Observed a stream at a time (see relay/token-clock.ts): one observation per token would cost every token a label lookup. */
-  readonly interTokenLatency = new MergedHistogram(
+  /** Merged a stream at a time (see relay/token-clock.ts): one observation per token would cost every token a lookup. */
+  readonly interTokenLatency = new PrebuiltHistogram(
     "gateway_inter_token_latency_seconds",
     "Streaming: time between consecutive generated-token chunks.",
-    "model",
+    ["model"],
     ITL_BUCKETS,
     this.registry,
   );
 
-  readonly tokens = new Counter({
-    name: "gateway_tokens_total",
-    help: "Tokens reported by the model servers, by model, API key name and type (prompt or completion).",
-    labelNames: ["model", "key", "type"] as const,
-    registers: [this.registry],
-  });
+  readonly tokens = new PrebuiltCounter(
+    "gateway_tokens_total",
+    "Tokens reported by the model servers, by model, API key name and type (prompt or completion).",
+    ["model", "key", "type"],
+    this.registry,
+  );
 
-  readonly inFlight = new Gauge({
-    name: "gateway_requests_in_flight",
-    help: "Inference requests currently being served, by model.",
-    labelNames: ["model"] as const,
-    registers: [this.registry],
-  });
+  readonly inFlight = new PrebuiltGauge("gateway_requests_in_flight", "Inference requests currently being served, by model.", ["model"], this.registry);
 
   readonly rateLimited = new Counter({
     name: "gateway_rate_limit_refusals_total",
@@ -102,28 +104,24 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
-  private readonly sinks = new Map<string, TokenTimingSink & { inFlight: { inc(): void; dec(): void }; retried(): void }>();
+  private readonly perModel = new Map<string, ModelMetrics>();
 
-  /**
-   * The per-model handles the request path uses, built once per model (label sets prebuilt): in-flight gauge,
-   * retries, and where a stream's token timings go.
-   */
-  forModel(model: string): TokenTimingSink & { inFlight: { inc(): void; dec(): void }; retried(): void } {
-    let sink = this.sinks.get(model);
-    if (!sink) {
-      const labels = { model };
-      const inFlight = this.inFlight.labels(labels);
-      const ttft = this.timeToFirstToken.labels(labels);
-      const retries = this.upstreamRetries.labels(labels);
-      sink = {
-        inFlight: { inc: () => inFlight.inc(), dec: () => inFlight.dec() },
+  /** The per-model series the request path uses, looked up once per model: in-flight, retries, token timings. */
+  forModel(model: string): ModelMetrics {
+    let m = this.perModel.get(model);
+    if (!m) {
+      const ttft = this.timeToFirstToken.series(model);
+      const itl = this.interTokenLatency.series(model);
+      const retries = this.upstreamRetries.labels({ model });
+      m = {
+        inFlight: this.inFlight.series(model),
         retried: () => retries.inc(),
         firstToken: (seconds) => ttft.observe(seconds),
-        interTokens: (counts, sum) => this.interTokenLatency.merge(model, counts, sum),
+        interTokens: (counts, sum) => itl.merge(counts, sum),
       };
-      this.sinks.set(model, sink);
+      this.perModel.set(model, m);
     }
-    return sink;
+    return m;
   }
 
   /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
