@@ -46,12 +46,16 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
+/** Most log bytes waiting for stdout: a stdout that stops taking them (a stuck collector) costs at most this. */
+export const MAX_PENDING_LOG_BYTES = 8 * 1024 * 1024;
+
 /**
- * One write(2) per request line is a measurable share of the gateway's CPU under load, so lines are batched
- * (up to 4 KiB, flushed at least every 250 ms, and on exit by pino itself).
+ * Logging never blocks a request: lines are written asynchronously, batched (one write(2) per line was a
+ * measurable share of the gateway's CPU under load; up to 4 KiB a write, flushed at least every 250 ms, and on
+ * exit by pino itself), and the buffer is bounded: past MAX_PENDING_LOG_BYTES, lines are dropped, not queued.
  */
 function bufferedStdout(): DestinationStream {
-  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const dest = pino.destination({ dest: 1, sync: false, minLength: 4096, maxLength: MAX_PENDING_LOG_BYTES });
   setInterval(() => dest.flush(), 250).unref();
   return dest;
 }
