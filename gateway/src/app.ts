@@ -6,6 +6,7 @@ import { requireApiKey } from "./auth/middleware";
 import type { GatewaySettings } from "./config/settings";
 import { admitRequest } from "./http/admission";
 import { errorHandler } from "./http/error-handler";
+import { exactRoutes } from "./http/exact-routes";
 import { front } from "./http/front";
 import { UnreadBodies } from "./http/unread-body";
 import type { KeyedBudget } from "./limits/keyed-budget";
@@ -37,10 +38,12 @@ export interface AppDeps {
 }
 
 /**
- * The request path, in order: transport limits (server.ts, http/transport.ts) → admission (draining) → auth →
- * per-key limits and body memory → the bounded body read → validation → routing → relay → accounting. Bodies
- * are read by the inference routes' own admission step, never by a parser in front of everything: a refused
- * caller costs no body read.
+ * The request path, one direction: transport limits (server.ts, http/transport.ts) → front (the request context,
+ * draining; http/front.ts) → auth → admission: per-key limits, body memory, the bounded body read
+ * (http/admission.ts) → validation and model resolution (endpoints/prepare.ts) → routing and sending (upstream/)
+ * → relay (relay/) → accounting (observability/accounting.ts, when the response closes). Bodies are read by the
+ * admission step, never by a parser in front of everything: a refused caller costs no body read. The inference
+ * endpoints are found by exact path before Express's router (http/exact-routes.ts); everything else walks it.
  */
 export function createApp(deps: AppDeps): Express {
   const { settings, state } = deps;
@@ -51,15 +54,11 @@ export function createApp(deps: AppDeps): Express {
 
   const unread = new UnreadBodies(settings.bodyLimitBytes);
   const accounting = new Accounting(deps.log, deps.sampler, deps.metrics);
-  app.use(front({ state, unread, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
-  app.use(probeRoutes(state));
-  app.use("/v1", requireApiKey(deps.keys));
-
-  app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
+  const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
-  app.use(
-    inferenceRoutes({
+  const inference = inferenceRoutes(
+    {
       registry: deps.registry,
       limiter: deps.limiter,
       metrics: deps.metrics,
@@ -77,8 +76,16 @@ export function createApp(deps: AppDeps): Express {
         answerBudget: deps.answerBudget,
         answerRefused: refused,
       },
-    }),
+    },
+    [auth],
   );
+
+  app.use(front({ state, unread, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
+  app.use(exactRoutes(inference.exact));
+  app.use(probeRoutes(state));
+  app.use("/v1", auth);
+  app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
+  app.use(inference.router);
   app.use((req, _res) => {
     throw errors.unknownUrl(req.method, req.path);
   });

@@ -153,7 +153,10 @@ async function streamAnswer(
   if (declared !== undefined && !relay.rewriteModel) res.setHeader("content-length", String(declared));
   try {
     for (;;) {
+      // The pieces of one upstream chunk leave in one writev: corked, uncorked at once.
+      res.cork();
       for (const piece of pending) res.write(piece);
+      res.uncork();
       pending = [];
       await writable(res, relay.stallMs);
       // The head is out of the gateway's memory now.

@@ -3,6 +3,7 @@ import { ENDPOINTS } from "../endpoints";
 import { prepareRequest } from "../endpoints/prepare";
 import type { EndpointSpec } from "../endpoints/spec";
 import { takeAdmittedBody } from "../http/admission";
+import type { RouteChain } from "../http/exact-routes";
 import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
@@ -76,9 +77,17 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
   };
 }
 
-/** POST at each endpoint's exact path: admission first (a refused caller costs no body read), then `serve`. */
-export function inferenceRoutes(deps: InferenceDeps): Router {
+/**
+ * POST at each endpoint's path: `before` (authentication), admission (a refused caller costs no body read), then
+ * `serve`. As chains by "METHOD path" for exact-path dispatch, and as a router for every other spelling of them.
+ */
+export function inferenceRoutes(deps: InferenceDeps, before: readonly RequestHandler[]): { exact: Map<string, RouteChain>; router: Router } {
+  const exact = new Map<string, RouteChain>();
   const router = Router();
-  for (const spec of ENDPOINTS) router.post(spec.path, deps.admit, serve(spec, deps));
-  return router;
+  for (const spec of ENDPOINTS) {
+    const handlers = [deps.admit, serve(spec, deps)];
+    exact.set(`POST ${spec.path}`, [...before, ...handlers]);
+    router.post(spec.path, ...handlers);
+  }
+  return { exact, router };
 }
