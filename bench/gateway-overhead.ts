@@ -11,15 +11,14 @@
  * (/proc/<pid>/stat) over the throughput rounds; resident memory after and during them, and with 2,000 slow
  * streams open at once.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, openSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
-import { buildGateway, BUNDLE } from "../scripts/build-gateway";
-import { freePort, ROOT, spawnSimulator, stopAll } from "../scripts/lib/processes";
-import { IMAGE_HEAP_LIMIT_MIB } from "../gateway/src/config/memory-bound";
+import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop as runClosedLoop, type RunResult } from "./lib/closed-loop";
 import { nginxBinary, NGINX_MISSING, startNginx } from "./lib/nginx";
 import { openLoop, type OpenLoopResult } from "./lib/open-loop";
@@ -47,42 +46,6 @@ interface Target {
 }
 
 const headers = { authorization: `Bearer ${KEY}` };
-
-/** The production gateway: the image's bundle and heap cap, pinned with `prefix`, logs to /dev/null. */
-async function startGateway(catalog: string, prefix: readonly string[]): Promise<{ url: string; proc: ChildProcess }> {
-  const bundle = join((await buildGateway(mkdtempSync(join(tmpdir(), "bench-bundle-")))).outDir, BUNDLE);
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    NODE_ENV: "production",
-    GATEWAY_CATALOG: catalog,
-    GATEWAY_API_KEY: KEY,
-    LOG_LEVEL: "info",
-    GATEWAY_HOST: "127.0.0.1",
-    PORT: String(port),
-    GATEWAY_METRICS_PORT: String(await freePort()),
-    // Room for the 2,000 streams of the memory phase (the defaults cap requests in progress at 1,024, 256 a key).
-    GATEWAY_MAX_IN_FLIGHT_REQUESTS: String(Math.max(1024, STREAMS + 64)),
-    GATEWAY_MAX_IN_FLIGHT_REQUESTS_PER_KEY: String(Math.max(256, STREAMS + 64)),
-  };
-  // The image's command line: node with the heap cap, the bundle; a file limit that fits the streams.
-  const argv = [...prefix, process.execPath, `--max-old-space-size=${IMAGE_HEAP_LIMIT_MIB}`, bundle];
-  const script = `ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`;
-  const proc = spawn("sh", ["-c", script, "sh", ...argv], { cwd: ROOT, env, stdio: ["ignore", openSync("/dev/null", "w"), "inherit"] });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`gateway exited with ${proc.exitCode}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).status === 200) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error("gateway did not become ready");
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { url, proc };
-}
 
 /** Opens `count` slow streams through `url`, waits for each one's first byte, then samples the proxy's RSS. */
 async function heldStreams(url: string, pid: number, count: number): Promise<{ rss: number; opened: number }> {
@@ -149,7 +112,16 @@ async function main(): Promise<void> {
     const catalog = join(dir, "catalog.json");
     const model = (id: string, url: string) => ({ id, category: "generative", maxConcurrency: 8192, upstream: { mode: "endpoints", endpoints: [{ url }] } });
     writeFileSync(catalog, JSON.stringify({ models: [model(MODEL, fast.url), model(SLOW, slow.url)] }));
-    const gw = await startGateway(catalog, pin.proxy);
+    const gw = await startBundledGateway({
+      catalog,
+      key: KEY,
+      prefix: pin.proxy,
+      env: {
+        // Room for the 2,000 streams of the memory phase (the defaults cap requests in progress at 1,024, 256 a key).
+        GATEWAY_MAX_IN_FLIGHT_REQUESTS: String(Math.max(1024, STREAMS + 64)),
+        GATEWAY_MAX_IN_FLIGHT_REQUESTS_PER_KEY: String(Math.max(256, STREAMS + 64)),
+      },
+    });
     procs.push(gw.proc);
 
     const targets: Target[] = [{ name: "direct", url: fast.url }];
