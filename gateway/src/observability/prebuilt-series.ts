@@ -59,45 +59,33 @@ export interface CounterSeries {
   inc(by?: number): void;
 }
 
-export class PrebuiltCounter extends PrebuiltMetric<CounterSeries> {
-  readonly type = "counter";
-
-  protected create(): CounterSeries {
-    return {
-      value: 0,
-      inc(by = 1) {
-        this.value += by;
-      },
-    };
-  }
-
-  protected samples(labels: Labels, s: CounterSeries): Sample[] {
-    return [{ labels, value: s.value }];
-  }
-}
-
 export interface GaugeSeries extends CounterSeries {
   dec(): void;
 }
 
+/** One number that goes up (a counter) or up and down (a gauge). */
+function numberSeries(): GaugeSeries {
+  return {
+    value: 0,
+    inc(by = 1) {
+      this.value += by;
+    },
+    dec() {
+      this.value -= 1;
+    },
+  };
+}
+
+export class PrebuiltCounter extends PrebuiltMetric<CounterSeries> {
+  readonly type = "counter";
+  protected create = numberSeries;
+  protected samples = (labels: Labels, s: CounterSeries): Sample[] => [{ labels, value: s.value }];
+}
+
 export class PrebuiltGauge extends PrebuiltMetric<GaugeSeries> {
   readonly type = "gauge";
-
-  protected create(): GaugeSeries {
-    return {
-      value: 0,
-      inc(by = 1) {
-        this.value += by;
-      },
-      dec() {
-        this.value -= 1;
-      },
-    };
-  }
-
-  protected samples(labels: Labels, s: GaugeSeries): Sample[] {
-    return [{ labels, value: s.value }];
-  }
+  protected create = numberSeries;
+  protected samples = (labels: Labels, s: GaugeSeries): Sample[] => [{ labels, value: s.value }];
 }
 
 export interface HistogramSeries {
