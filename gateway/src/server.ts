@@ -17,6 +17,7 @@ import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
+import { seedUsageSeries } from "./observability/usage-series";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
@@ -65,16 +66,17 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   const fixedKeys: ApiKeyEntry[] = [...(opts.keys ?? [])];
   if (settings.apiKey) fixedKeys.push({ name: "default", sha256: hashApiKey(settings.apiKey) });
+  const registry = new ModelRegistry(opts.catalog);
+  const metrics = new GatewayMetrics(registry);
   const keys = new ApiKeyStore(fixedKeys);
+  seedUsageSeries(metrics, fixedKeys, opts.catalog);
   let keysReloader: KeysFileReloader | undefined;
   if (settings.keysFile) {
-    keysReloader = new KeysFileReloader(settings.keysFile, keys, fixedKeys, log);
+    keysReloader = new KeysFileReloader(settings.keysFile, keys, fixedKeys, log, (entries) => seedUsageSeries(metrics, entries, opts.catalog));
     await keysReloader.start(settings.keysReloadIntervalMs);
   }
   if (keys.size === 0) log.warn("no API keys configured: every /v1 request will get 401");
 
-  const registry = new ModelRegistry(opts.catalog);
-  const metrics = new GatewayMetrics(registry);
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, {
         // Fail fast while Redis is away, so requests fall back to local limits instead of waiting.
