@@ -3,7 +3,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
-import { CatalogSchema, type CatalogInput } from "../../gateway/src/config/catalog";
+import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
 import { SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
@@ -20,7 +20,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
 export const MANAGED_ENV = new Set([
@@ -94,6 +94,15 @@ export const gatewaySchema = z
         ),
       ),
     catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), when neither the serving part of this program nor `servingStack` supplies it.")),
+    aliases: z
+      .array(AliasSchema)
+      .default([])
+      .meta(
+        doc(
+          "Names clients may send instead of a model id: `id`, `models` (served models of one category, in order of preference: a request goes to the first with a ready replica), `listed` (in `/v1/models`, default true). Checked against the catalog at preview (a catalog from `servingStack` when it arrives). A key with `models` must list the alias to use it.",
+          [{ id: "chat", models: ["llama-3-3-70b", "qwen3-8b"] }],
+        ),
+      ),
     servingStack: z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
@@ -226,6 +235,8 @@ export interface GatewayConfig {
   readonly apiKeys: readonly ApiKeySpec[];
   /** `gateway:catalog` (validated), for a standalone gateway. */
   readonly catalog?: CatalogInput;
+  /** `gateway:aliases`, added to the catalog whatever its source. */
+  readonly aliases: readonly CatalogAlias[];
   /** `gateway:servingStack`: the serving part's stack (StackReference). */
   readonly servingStack?: string;
   readonly redis: RedisSetting;
@@ -241,6 +252,22 @@ export function catalogProblems(catalog: unknown, key = "catalog"): string[] {
   const parsed = CatalogSchema.safeParse(catalog);
   if (parsed.success) return [];
   return issuesToLines(CONFIG_NAMESPACE, parsed.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+}
+
+/** The catalog with `gateway:aliases` added (after any the catalog itself declares). */
+export function withAliases(catalog: CatalogInput, aliases: readonly CatalogAlias[]): CatalogInput {
+  return aliases.length === 0 ? catalog : { ...catalog, aliases: [...(catalog.aliases ?? []), ...aliases] };
+}
+
+/** `gateway:aliases [0.models.1]: …` lines for aliases the catalog cannot serve. */
+export function aliasProblems(catalog: CatalogInput, aliases: readonly CatalogAlias[]): string[] {
+  if (aliases.length === 0) return [];
+  const own = catalog.aliases?.length ?? 0;
+  const parsed = CatalogSchema.safeParse(withAliases(catalog, aliases));
+  if (parsed.success) return [];
+  // Only the issues of the configured aliases, numbered as in gateway:aliases.
+  const issues = parsed.error.issues.filter((i) => i.path[0] === "aliases" && typeof i.path[1] === "number" && i.path[1] >= own);
+  return issuesToLines(CONFIG_NAMESPACE, issues.map((i) => ({ ...i, path: ["aliases", (i.path[1] as number) - own, ...i.path.slice(2)] })));
 }
 
 /**
@@ -276,6 +303,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     env: (c.env ?? {}) as Record<string, string>,
     apiKeys: c.apiKeys,
     catalog: c.catalog as CatalogInput | undefined,
+    aliases: c.aliases,
     servingStack: c.servingStack,
     redis: redisSetting(c),
     hasUpstreamApiKey: c.upstreamApiKey !== undefined,

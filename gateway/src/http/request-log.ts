@@ -9,6 +9,8 @@ import { callerKey } from "../auth/middleware";
 export interface RequestLogFields {
   /** As the client sent it: set through clientText(), bounded and escaped. */
   model?: string;
+  /** The alias the client asked for, when `model` was reached through one. */
+  alias?: string;
   stream?: boolean;
   replica?: string;
   attempts?: number;

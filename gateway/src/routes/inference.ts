@@ -71,9 +71,16 @@ function prepare(ep: Endpoint, admitted: AdmittedBody, req: Request, res: Respon
   log.model = clientText(model);
   log.stream = stream === true;
 
-  const pool = registry.get(model);
-  if (!pool || !callerMayUse(req, model)) throw errors.modelNotFound(model);
+  // A key may use an alias it is given, whichever model the alias reaches.
+  const resolved = registry.resolve(model);
+  if (!resolved || !callerMayUse(req, model)) throw errors.modelNotFound(model);
+  const { pool, alias } = resolved;
   if (pool.model.category !== ep.category) throw errors.wrongCategory(model, ep.what);
+  if (alias) {
+    // Logs, metrics and the answer name the model that served; the log line also the alias asked for.
+    log.alias = alias.id;
+    log.model = pool.model.id;
+  }
 
   // Streams always ask for the usage chunk (token limits and metrics need it); it is dropped again if the
   // client did not ask for it. A member the gateway acts on that the client repeated is rewritten too: the
@@ -88,7 +95,7 @@ function prepare(ep: Endpoint, admitted: AdmittedBody, req: Request, res: Respon
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
   return {
-    model,
+    model: pool.model.id,
     pool,
     stream: stream === true,
     clientWantsUsage: stream === true && stream_options != null && stream_options.include_usage !== false,
