@@ -421,6 +421,13 @@ describe("catalog source and configuration errors", () => {
     expect(parse(manifest(r.rs, T.cm, "gateway-catalog").data["catalog.yaml"])).toEqual({ ...TEST_CATALOG, aliases: [{ ...aliases[0], listed: true }] });
   });
 
+  test("gateway:corsOrigins reach the gateway process as GATEWAY_CORS_ORIGINS; none, no variable", async () => {
+    const r = await run({ "gateway:corsOrigins": JSON.stringify(["https://chat.example.com", "http://localhost:5173"]) });
+    expect(container(r.rs).env).toContainEqual({ name: "GATEWAY_CORS_ORIGINS", value: "https://chat.example.com,http://localhost:5173" });
+    const plain = await run();
+    expect(container(plain.rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_CORS_ORIGINS");
+  });
+
   test("aliases the catalog cannot serve fail the preview naming gateway:aliases", async () => {
     const aliases = [{ id: "chat", models: ["qwen3-8b", "llama-70b"] }, { id: "bge-m3", models: ["qwen3-8b"] }];
     const err = (await run({ "gateway:aliases": JSON.stringify(aliases) }).catch((e: Error) => e)) as Error;

@@ -6,6 +6,7 @@ import { requireApiKey } from "./auth/middleware";
 import type { GatewaySettings } from "./config/settings";
 import { admitRequest } from "./http/admission";
 import { boundClientStalls } from "./http/client-stall";
+import { corsPolicy } from "./http/cors";
 import { errorHandler } from "./http/error-handler";
 import { requestLogging } from "./http/request-log";
 import { UnreadBodies } from "./http/unread-body";
@@ -51,6 +52,8 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
 
   app.use(requestLogging(deps.log, deps.sampler));
+  const browsers = corsPolicy(settings.corsOrigins, settings.corsMaxAgeSeconds);
+  if (browsers) app.use(browsers);
   app.use(httpMetrics(deps.metrics, deps.registry));
   const unread = new UnreadBodies(settings.bodyLimitBytes);
   app.use(unread.middleware());

@@ -52,8 +52,12 @@ describe("gateway config", () => {
       "gateway:redisEgress": JSON.stringify({ namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } }),
       "gateway:ingressNamespaces": JSON.stringify(["apps", "envoy-gateway-system"]),
       "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
+      "gateway:corsOrigins": JSON.stringify(["https://chat.example.com"]),
+      "gateway:aliases": JSON.stringify([{ id: "chat", models: ["qwen3-8b"] }]),
     });
     expect(c).toMatchObject({
+      corsOrigins: ["https://chat.example.com"],
+      aliases: [{ id: "chat", models: ["qwen3-8b"], listed: true }],
       namespace: "llm-gateway",
       servingNamespace: "models",
       replicas: 3,
@@ -69,6 +73,12 @@ describe("gateway config", () => {
       ingressNamespaces: ["apps", "envoy-gateway-system"],
       httpRoute: { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" },
     });
+  });
+
+  test("CORS origins must be origins, named by index", () => {
+    expect(() => parse({ "gateway:corsOrigins": JSON.stringify(["https://ok.example", "https://chat.example.com/app"]) })).toThrow(
+      /gateway:corsOrigins \[1\]: "https:\/\/chat.example.com\/app" is not an origin/,
+    );
   });
 
   test("the Redis URL never enters the parsed configuration", () => {

@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
-import { SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { CorsOriginSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
@@ -20,7 +20,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
 export const MANAGED_ENV = new Set([
@@ -35,6 +35,7 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.shutdownGraceMs,
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,
+  SETTINGS_ENV.corsOrigins,
 ]);
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
@@ -103,6 +104,10 @@ export const gatewaySchema = z
           [{ id: "chat", models: ["llama-3-3-70b", "qwen3-8b"] }],
         ),
       ),
+    corsOrigins: z
+      .array(CorsOriginSchema)
+      .default([])
+      .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: none (no CORS headers). Keys are bearer tokens, never cookies: credentials are never allowed.", ["https://chat.example.com"])),
     servingStack: z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
@@ -237,6 +242,8 @@ export interface GatewayConfig {
   readonly catalog?: CatalogInput;
   /** `gateway:aliases`, added to the catalog whatever its source. */
   readonly aliases: readonly CatalogAlias[];
+  /** `gateway:corsOrigins`. */
+  readonly corsOrigins: readonly string[];
   /** `gateway:servingStack`: the serving part's stack (StackReference). */
   readonly servingStack?: string;
   readonly redis: RedisSetting;
@@ -304,6 +311,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     apiKeys: c.apiKeys,
     catalog: c.catalog as CatalogInput | undefined,
     aliases: c.aliases,
+    corsOrigins: c.corsOrigins,
     servingStack: c.servingStack,
     redis: redisSetting(c),
     hasUpstreamApiKey: c.upstreamApiKey !== undefined,

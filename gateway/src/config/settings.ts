@@ -142,6 +142,19 @@ export function limitDoc(key: (typeof LIMIT_SETTINGS)[number]): LimitDoc {
   return LimitsSchema[key].meta() as unknown as LimitDoc;
 }
 
+/** `https://host[:port]` exactly as a browser sends it in `Origin` (lowercase host, no default port, no path). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** One allowed browser origin (CORS), or `*` for any. */
+export const CorsOriginSchema = z.string().refine((o) => o === "*" || isOrigin(o), { error: (i) => `"${String(i.input)}" is not an origin (scheme://host[:port], no path) or *` });
+
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
 const SettingsObject = z.strictObject({
   host: z.string().min(1).default("0.0.0.0"),
@@ -181,6 +194,18 @@ const SettingsObject = z.strictObject({
   /** Then in-flight requests and streams get this long to finish before connections are closed. */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /**
+   * Browser origins allowed to call the API (CORS), comma-separated: `https://app.example.com`, or `*` for any.
+   * Empty (the default): no CORS headers, so browsers refuse cross-origin calls. Keys are bearer tokens, never
+   * cookies, so credentials are not allowed whatever the origin.
+   */
+  corsOrigins: z
+    .string()
+    .default("")
+    .transform((list) => list.split(",").map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(CorsOriginSchema)),
+  /** How long browsers may cache a preflight's answer (Access-Control-Max-Age). */
+  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600),
   ...LimitsSchema,
 });
 
@@ -242,6 +267,8 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   drainDelayMs: "GATEWAY_DRAIN_DELAY_MS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
   logLevel: "LOG_LEVEL",
+  corsOrigins: "GATEWAY_CORS_ORIGINS",
+  corsMaxAgeSeconds: "GATEWAY_CORS_MAX_AGE_SECONDS",
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GatewaySettingsInput = {}): GatewaySettings {
