@@ -8,6 +8,7 @@ import { SimulatorMetrics } from "./metrics";
 import { PrefixCache } from "./prefix-cache";
 import { chatCompletionsHandler } from "./routes/chat";
 import type { SimulatorContext } from "./routes/context";
+import { completionsHandler } from "./routes/completions";
 import { embeddingsHandler } from "./routes/embeddings";
 import { modelsHandler } from "./routes/models";
 import { writeDone, writeEvent } from "./routes/sse";
@@ -158,6 +159,7 @@ function createApp(ctx: SimulatorContext, isClosing: () => boolean): express.Exp
   }
   app.get("/v1/models", modelsHandler(ctx.config));
   app.post("/v1/chat/completions", json, chatCompletionsHandler(ctx));
+  app.post("/v1/completions", json, completionsHandler(ctx));
   app.post("/v1/embeddings", json, embeddingsHandler(ctx));
   app.use((_req, _res, next) => next(new VllmError(404, "Not Found", null, "Not Found")));
   app.use(errorHandler);
