@@ -44,7 +44,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     const base = { id: `chatcmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
 
     const stream = request.stream === true;
-    const finished = await runGeneration({
+    const results = await runGeneration({
       ctx,
       req,
       res,
@@ -53,7 +53,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       faults,
       jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i) }],
     });
-    if (!finished) return;
+    if (!results) return;
 
     ctx.metrics.requestFinished(plan.finishReason === "length" ? "length" : "stop", (nowMs() - arrivalMs) / 1000);
     if (stream) {

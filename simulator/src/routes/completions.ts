@@ -39,7 +39,7 @@ export function completionsHandler(ctx: SimulatorContext) {
     const base = { id: `cmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
     const echo = request.echo === true;
     const stream = request.stream === true;
-    const finished = await runGeneration({
+    const results = await runGeneration({
       ctx,
       req,
       res,
@@ -57,7 +57,7 @@ export function completionsHandler(ctx: SimulatorContext) {
         },
       })),
     });
-    if (!finished) return;
+    if (!results) return;
 
     const e2e = (nowMs() - arrivalMs) / 1000;
     for (const choice of choices) ctx.metrics.requestFinished(choice.finishReason, e2e);

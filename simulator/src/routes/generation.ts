@@ -1,4 +1,5 @@
 import type { Request, Response } from "express";
+import type { GenerationResult } from "../engine";
 import type { Slot } from "../scheduler";
 import { VllmError } from "../errors";
 import { nowMs } from "../latency";
@@ -53,11 +54,12 @@ export interface GenerationRun {
 }
 
 /**
- * Runs the jobs to the end. Resolves true when every token was produced; false when the client went away or
- * the connection was dropped on purpose (the response is over, nothing more may be written). An injected
+ * Runs the jobs to the end. Resolves with each job's result (cached prompt tokens) when every token was
+ * produced; null when the client went away or the connection was dropped on purpose (the response is over,
+ * nothing more may be written). An injected
  * engine error is rethrown for the error handler (500, or the in-band error event mid-stream).
  */
-export async function runGeneration(run: GenerationRun): Promise<boolean> {
+export async function runGeneration(run: GenerationRun): Promise<GenerationResult[] | null> {
   const { ctx, req, res, arrivalMs, stream, faults, jobs } = run;
   const clientGone = clientGoneSignal(res);
   // A failing job stops its siblings (several prompts in one completions request).
@@ -78,7 +80,7 @@ export async function runGeneration(run: GenerationRun): Promise<boolean> {
   };
   const { dropAfter, errorAfter } = faults;
   let firstError: unknown;
-  await Promise.all(
+  const results = await Promise.all(
     jobs.map((job, j) => {
       const onToken = (i: number): void => {
         if (dropAfter !== undefined && i >= dropAfter) drop();
@@ -91,15 +93,16 @@ export async function runGeneration(run: GenerationRun): Promise<boolean> {
         .catch((err: unknown) => {
           firstError ??= err;
           siblings.abort(err);
+          return null;
         });
     }),
   );
-  if (firstError === undefined) return true;
+  if (firstError === undefined) return results as GenerationResult[];
 
   const e2e = (nowMs() - arrivalMs) / 1000;
   if (dropped) {
     ctx.counters.failedTotal++;
-    return false;
+    return null;
   }
   if (firstError instanceof InjectedEngineError) {
     // Rethrown: the error handler answers 500, or, mid-stream, sends the error event.
@@ -110,7 +113,7 @@ export async function runGeneration(run: GenerationRun): Promise<boolean> {
   if (clientGone.aborted) {
     ctx.counters.cancelledTotal++;
     ctx.metrics.requestFinished("abort", e2e);
-    return false;
+    return null;
   }
   throw firstError;
 }
