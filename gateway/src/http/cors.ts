@@ -5,6 +5,7 @@ import type { RequestHandler } from "express";
 const EXPOSED = [
   "x-request-id",
   "retry-after",
+  "retry-after-ms",
   "x-should-retry",
   "x-ratelimit-limit-requests",
   "x-ratelimit-remaining-requests",
