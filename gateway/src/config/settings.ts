@@ -167,8 +167,12 @@ const SettingsObject = z.strictObject({
    * `rate_limit_store_unavailable`. Either way a warning, the metric and the readiness detail say so.
    */
   redisFailureMode: z.enum(["open", "closed"]).default("open"),
-  /** A Redis command not answered within this counts as Redis being down (slow is down: requests must not wait). */
-  redisTimeoutMs: z.coerce.number().int().positive().default(250),
+  /**
+   * A Redis command not answered within this counts as Redis being down (slow is down: requests must not wait).
+   * Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag: too tight a value
+   * flips to per-replica limits under load.
+   */
+  redisTimeoutMs: z.coerce.number().int().positive().default(500),
   /** Requests in progress at once per key across all replicas, for keys whose entry sets no `maxConcurrent`; unset = unlimited. */
   keyMaxConcurrent: z.coerce.number().int().positive().optional(),
   /** Completion tokens reserved from a key's TPM for a request that sets no max_tokens (settled with the real usage). */
