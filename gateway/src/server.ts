@@ -113,7 +113,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       startUp: redisReady,
     },
   );
-  state.limits = () => limiter.state;
+  // The readiness detail, with Redis only: without it, limits are always per replica.
+  if (redis) state.limits = () => limiter.state;
 
   // One pooled keep-alive agent for all replicas; streams can be long, so no overall request timeout here.
   // Idle connections are dropped after 4 s, before vLLM's server drops them (uvicorn's keep-alive is 5 s): a
