@@ -103,7 +103,12 @@ describe("gateway config", () => {
 
     test("none with limits and several replicas fails preview, naming the key and the multiplication", () => {
       const lines = problems(() => parse({ "gateway:apiKeys": limited, "gateway:redis": "none", "gateway:maxReplicas": "4" }));
-      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm\/maxConcurrent limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+    });
+
+    test("a concurrency cap alone needs the shared store too", () => {
+      const capped = JSON.stringify([{ name: "batch", maxConcurrent: 4 }]);
+      expect(problems(() => parse({ "gateway:apiKeys": capped, "gateway:redis": "none", "gateway:maxReplicas": "4" }))).toEqual([expect.stringContaining("1 API key has rpm/tpm/maxConcurrent limits")]);
     });
 
     test("deploy and an external URL exclude each other", () => {

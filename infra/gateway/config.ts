@@ -36,6 +36,8 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,
   SETTINGS_ENV.corsOrigins,
+  // A test knob: a cluster's limits are per minute.
+  SETTINGS_ENV.rateLimitWindowMs,
 ]);
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
@@ -55,6 +57,7 @@ export const apiKeySpecSchema = z.strictObject({
   expiresAt: ApiKeyEntrySchema.shape.expiresAt,
   rpm: ApiKeyEntrySchema.shape.rpm,
   tpm: ApiKeyEntrySchema.shape.tpm,
+  maxConcurrent: ApiKeyEntrySchema.shape.maxConcurrent,
   /** Part of the random resource's keepers: any new value replaces the secret part (a rotation). */
   rotation: z.union([z.number().int().nonnegative(), nonEmpty]).optional(),
 });
@@ -90,8 +93,8 @@ export const gatewaySchema = z
       .default([])
       .meta(
         doc(
-          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
-          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000 }, { name: "batch", rotation: 1 }],
+          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (requests in progress at once, across replicas), and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
+          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", rotation: 1 }],
         ),
       ),
     catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), when neither the serving part of this program nor `servingStack` supplies it.")),
@@ -118,7 +121,7 @@ export const gatewaySchema = z
       .default("auto")
       .meta(
         doc(
-          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
+          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm/maxConcurrent and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
           "deploy",
         ),
       ),
@@ -160,7 +163,7 @@ export const gatewaySchema = z
     (value, ctx) => {
       // Runs even when other keys already failed, so one message names every offending key.
       const v = value as Partial<Record<string, unknown>>;
-      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown }[]) : [];
+      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown; maxConcurrent?: unknown }[]) : [];
       const seen = new Set<unknown>();
       keys.forEach((k, i) => {
         if (seen.has(k?.name)) ctx.addIssue({ code: "custom", path: ["apiKeys", i, "name"], message: `duplicate key name "${String(k?.name)}"` });
@@ -178,13 +181,13 @@ export const gatewaySchema = z
       if (v.redisUrl !== undefined && v.redis === "deploy") {
         ctx.addIssue({ code: "custom", path: ["redis"], message: "deploy and redisUrl exclude each other (deployed Redis, or an external one)" });
       }
-      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined).length;
+      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined || k?.maxConcurrent !== undefined).length;
       const maxReplicas = typeof v.maxReplicas === "number" ? v.maxReplicas : 6;
       if (v.redis === "none" && v.redisUrl === undefined && limited > 0 && maxReplicas > 1) {
         ctx.addIssue({
           code: "custom",
           path: ["redis"],
-          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
+          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm/maxConcurrent limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
         });
       }
       if (v.servingStack !== undefined && v.catalog !== undefined) {
@@ -321,9 +324,9 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
   };
 }
 
-/** Limits need a shared store when a key has rpm/tpm and there can be more than one replica. */
+/** Limits need a shared store when a key has rpm/tpm/maxConcurrent and there can be more than one replica. */
 export function needsSharedLimits(c: Pick<GatewaySchema, "apiKeys" | "maxReplicas">): boolean {
-  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined);
+  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined || k.maxConcurrent !== undefined);
 }
 
 function redisSetting(c: GatewaySchema): RedisSetting {

@@ -174,6 +174,26 @@ const SettingsObject = z.strictObject({
   upstreamApiKey: z.string().min(1).optional(),
   /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
   redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
+  /**
+   * When Redis does not answer (an error, or no answer within redisTimeoutMs): `open` goes on with per-replica
+   * limits (each replica enforces every limit alone), `closed` refuses requests of limited keys with 503
+   * `rate_limit_store_unavailable`. Either way a warning, the metric and the readiness detail say so.
+   */
+  redisFailureMode: z.enum(["open", "closed"]).default("open"),
+  /**
+   * A Redis command not answered within this counts as Redis being down (slow is down: requests must not wait).
+   * Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag: too tight a value
+   * flips to per-replica limits under load.
+   */
+  redisTimeoutMs: z.coerce.number().int().positive().default(500),
+  /** Requests in progress at once per key across all replicas, for keys whose entry sets no `maxConcurrent`; unset = unlimited. */
+  keyMaxConcurrent: z.coerce.number().int().positive().optional(),
+  /** Completion tokens reserved from a key's TPM for a request that sets no max_tokens (settled with the real usage). */
+  tokenReserveCeiling: z.coerce.number().int().positive().default(4096),
+  /** A concurrency slot in Redis lives this long unless its replica renews it (every third): a dead replica's slots free themselves. */
+  limitSlotLeaseMs: z.coerce.number().int().min(300).default(30_000),
+  /** The "minute" of rpm and tpm. Only tests change it (a 60 RPM key with 6000 admits 60 per 6 s). */
+  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000),
   /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
   metricsPort: z.coerce.number().int().min(0).max(65535).default(9090),
   healthIntervalMs: z.coerce.number().int().positive().default(5000),
@@ -233,6 +253,12 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   keysFile: "GATEWAY_KEYS_FILE",
   keysReloadIntervalMs: "GATEWAY_KEYS_RELOAD_MS",
   redisUrl: "GATEWAY_REDIS_URL",
+  redisFailureMode: "GATEWAY_REDIS_FAILURE_MODE",
+  redisTimeoutMs: "GATEWAY_REDIS_TIMEOUT_MS",
+  keyMaxConcurrent: "GATEWAY_KEY_MAX_CONCURRENT",
+  tokenReserveCeiling: "GATEWAY_TOKEN_RESERVE_CEILING",
+  limitSlotLeaseMs: "GATEWAY_LIMIT_SLOT_LEASE_MS",
+  rateLimitWindowMs: "GATEWAY_RATE_LIMIT_WINDOW_MS",
   upstreamApiKey: "GATEWAY_UPSTREAM_API_KEY",
   metricsPort: "GATEWAY_METRICS_PORT",
   bodyLimitBytes: "GATEWAY_BODY_LIMIT_BYTES",

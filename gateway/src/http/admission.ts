@@ -5,6 +5,7 @@ import { callerKey } from "../auth/middleware";
 import type { GatewaySettings } from "../config/settings";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import type { RateLimiter } from "../limits/rate-limiter";
+import { admitKeyLimits, reserveKeyTokens } from "../limits/request-limits";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
 import { scanJson, type JsonMember } from "./body/json-members";
 import { declaredLength, readBody } from "./body/read-body";
@@ -41,9 +42,11 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /**
  * Admission of an inference request, after authentication and before the body: what is refused here costs
  * the gateway no body bytes. In order: a declared length over the limit (413) and a coding or charset it cannot
- * read (415), a slot among the requests in progress (the key's share: 429; the gateway's: 503), the key's RPM/TPM (429), then memory for the
- * body from the key's share and the gateway's (429 / 503). Only then is the body read, bounded in size and time,
- * decoded, and parsed as JSON within the depth and container limits.
+ * read (415), a slot among the requests in progress (the key's share: 429; the gateway's: 503), the key's RPM,
+ * TPM and requests in progress across replicas (429), then memory for the body from the key's share and the
+ * gateway's (429 / 503). Only then is the body read, bounded in size and time,
+ * decoded, and parsed as JSON within the depth and container limits; then the tokens it may use are reserved
+ * from the key's TPM (429).
  */
 export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budget: KeyedBudget, inFlight: KeyedBudget, events: AdmissionEvents) {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -71,8 +74,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
       for (const lease of taken) lease.release();
     });
 
-    const limitHeaders = await limiter.admit(key);
-    for (const [k, v] of Object.entries(limitHeaders)) res.setHeader(k, v);
+    await admitKeyLimits(limiter, key, res);
     chargeToRateLimit(res);
 
     // A compressed body may inflate up to the limit whatever its declared length.
@@ -120,6 +122,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     } catch {
       throw errors.malformedJson(bytes.length === 0 ? "the body is empty" : "");
     }
+    await reserveKeyTokens(limiter, res, json, bytes.length, req.path);
     res.locals.admittedBody = { bytes, json, members: scan.members, lease: reserved } satisfies AdmittedBody;
     next();
   };

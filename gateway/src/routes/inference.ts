@@ -151,8 +151,7 @@ export function inferenceRoutes(registry: ModelRegistry, limiter: RateLimiter, m
           completionTokens: outcome.usage?.completion_tokens,
           streamError: outcome.streamError,
         });
-        const total = outcome.usage?.total_tokens ?? (outcome.usage?.prompt_tokens ?? 0) + (outcome.usage?.completion_tokens ?? 0);
-        await limiter.charge(key, total);
+        await limiter.settle(res, outcome.usage);
       } finally {
         metrics.inFlight.dec({ model });
       }
