@@ -415,6 +415,26 @@ describe("catalog source and configuration errors", () => {
     expect(manifest(r.rs, T.np).spec.egress[0].to[0].namespaceSelector.matchLabels["kubernetes.io/metadata.name"]).toBe("serving-ns");
   });
 
+  test("gateway:aliases join the serving part's catalog in the gateway's catalog file", async () => {
+    const aliases = [{ id: "chat", models: ["qwen3-8b"] }];
+    const r = await run({ "gateway:catalog": undefined, "gateway:aliases": JSON.stringify(aliases) }, fromServing);
+    expect(parse(manifest(r.rs, T.cm, "gateway-catalog").data["catalog.yaml"])).toEqual({ ...TEST_CATALOG, aliases: [{ ...aliases[0], listed: true }] });
+  });
+
+  test("gateway:corsOrigins reach the gateway process as GATEWAY_CORS_ORIGINS; none, no variable", async () => {
+    const r = await run({ "gateway:corsOrigins": JSON.stringify(["https://chat.example.com", "http://localhost:5173"]) });
+    expect(container(r.rs).env).toContainEqual({ name: "GATEWAY_CORS_ORIGINS", value: "https://chat.example.com,http://localhost:5173" });
+    const plain = await run();
+    expect(container(plain.rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_CORS_ORIGINS");
+  });
+
+  test("aliases the catalog cannot serve fail the preview naming gateway:aliases", async () => {
+    const aliases = [{ id: "chat", models: ["qwen3-8b", "llama-70b"] }, { id: "bge-m3", models: ["qwen3-8b"] }];
+    const err = (await run({ "gateway:aliases": JSON.stringify(aliases) }).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain(`gateway:aliases [0.models.1]: "llama-70b" is not a model of the catalog`);
+    expect(err.message).toContain(`gateway:aliases [1.id]: "bge-m3" is a model id; an alias needs a name of its own`);
+  });
+
   test("a catalog both from serving and from gateway:catalog is refused", async () => {
     await expect(run({}, fromServing)).rejects.toThrow(/gateway:catalog: must come from one source, not the serving part of this program and gateway:catalog/);
   });

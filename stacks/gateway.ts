@@ -9,6 +9,7 @@ import type { Cluster } from "../infra/platform/cluster";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
 import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, PART_OF } from "../infra/gateway";
+import { aliasProblems, withAliases } from "../infra/gateway/config";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
 /** What the serving part (of this program or of another stack) hands the gateway. */
@@ -62,6 +63,8 @@ export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInpu
   if (source.kind !== "stack") {
     const problem = egressProblem(upstreamPeers(source.catalog), cfg.extraEgress);
     if (problem) throw new ConfigError(CONFIG_NAMESPACE, [problem]);
+    const problems = aliasProblems(source.catalog, cfg.aliases);
+    if (problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
   }
   return { cfg, source };
 }
@@ -104,6 +107,8 @@ export interface GatewayDeployment {
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const { cfg } = d.plan;
   const supply = supplyOf(d.plan.source, d.upstreamApiKey);
+  // A catalog from another stack meets the aliases when it arrives (the gateway's catalog render checks them).
+  const catalog = pulumi.output(supply.catalog).apply((c) => withAliases(c, cfg.aliases));
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
     { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
@@ -114,7 +119,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
     {
       config: cfg,
       namespace: ns.metadata.name,
-      catalog: supply.catalog,
+      catalog,
       servingNamespace: cfg.servingNamespace ?? supply.namespace ?? DEFAULT_SERVING_NAMESPACE,
       monitoringNamespace: MONITORING_NAMESPACE,
       redisUrl: d.redisUrl,

@@ -5,6 +5,7 @@ import type { ApiKeyStore } from "./auth/api-keys";
 import { requireApiKey } from "./auth/middleware";
 import type { GatewaySettings } from "./config/settings";
 import { admitRequest } from "./http/admission";
+import { corsPolicy } from "./http/cors";
 import { errorHandler } from "./http/error-handler";
 import { exactRoutes } from "./http/exact-routes";
 import { front } from "./http/front";
@@ -81,6 +82,9 @@ export function createApp(deps: AppDeps): Express {
   );
 
   app.use(front({ state, unread, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
+  // Browsers' preflights carry no key: answered before authentication, and before the exact-path dispatch.
+  const browsers = corsPolicy(settings.corsOrigins, settings.corsMaxAgeSeconds);
+  if (browsers) app.use(browsers);
   app.use(exactRoutes(inference.exact));
   app.use(probeRoutes(state));
   app.use("/v1", auth);

@@ -17,6 +17,7 @@ import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
+import { seedUsageSeries } from "./observability/usage-series";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
@@ -65,44 +66,63 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 
   const fixedKeys: ApiKeyEntry[] = [...(opts.keys ?? [])];
   if (settings.apiKey) fixedKeys.push({ name: "default", sha256: hashApiKey(settings.apiKey) });
+  const registry = new ModelRegistry(opts.catalog);
+  const metrics = new GatewayMetrics(registry);
   const keys = new ApiKeyStore(fixedKeys);
+  seedUsageSeries(metrics, fixedKeys, opts.catalog);
   let keysReloader: KeysFileReloader | undefined;
   if (settings.keysFile) {
-    keysReloader = new KeysFileReloader(settings.keysFile, keys, fixedKeys, log);
+    keysReloader = new KeysFileReloader(settings.keysFile, keys, fixedKeys, log, (entries) => seedUsageSeries(metrics, entries, opts.catalog));
     await keysReloader.start(settings.keysReloadIntervalMs);
   }
   if (keys.size === 0) log.warn("no API keys configured: every /v1 request will get 401");
 
-  const registry = new ModelRegistry(opts.catalog);
-  const metrics = new GatewayMetrics(registry);
+  const state: ProbeState = { started: false, draining: false };
   const redis = settings.redisUrl
     ? new Redis(settings.redisUrl, {
-        // Fail fast while Redis is away, so requests fall back to local limits instead of waiting.
+        // Fail fast while Redis is away (or slow), so requests do not wait on it: see redisFailureMode.
         enableOfflineQueue: false,
         maxRetriesPerRequest: 0,
-        commandTimeout: 250,
+        commandTimeout: settings.redisTimeoutMs,
         connectTimeout: 2000,
       })
     : undefined;
-  redis?.on("error", () => undefined); // reported once by the limiter, not on every reconnect attempt
-  if (redis && redis.status !== "ready") {
-    // Start on shared limits when Redis is there; if it is not, start degraded rather than not at all.
-    const ready = await Promise.race([
+  redis?.on("error", () => undefined); // reported once per transition by the limiter, not on every reconnect attempt
+  let redisReady = redis?.status === "ready";
+  if (redis && !redisReady) {
+    // Start on shared limits when Redis is there; if it is not, start degraded (as redisFailureMode says) rather than not at all.
+    redisReady = await Promise.race([
       new Promise<boolean>((resolve) => redis.once("ready", () => resolve(true))),
       new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3000).unref()),
     ]);
-    if (!ready) log.warn({ redis: "unreachable" }, "rate-limit store not reachable at start: limits are per replica until it is");
   }
-  const limiter = new RateLimiter(redis ? new RedisBuckets(redis) : undefined, log, {
-    refused: (key, limit) => metrics.rateLimited.inc({ key, limit }),
-  });
+  const limiter = new RateLimiter(
+    redis ? new RedisBuckets(redis, { windowMs: settings.rateLimitWindowMs, leaseMs: settings.limitSlotLeaseMs }) : undefined,
+    log,
+    {
+      refused: (key, limit) => metrics.rateLimited.inc({ key, limit }),
+      storeUp: (up) => {
+        metrics.rateLimitStoreUp.set({ store: "redis" }, up ? 1 : 0);
+        metrics.rateLimitStoreTransitions.inc({ to: up ? "up" : "down" });
+      },
+    },
+    {
+      windowMs: settings.rateLimitWindowMs,
+      failureMode: settings.redisFailureMode,
+      defaultMaxConcurrent: settings.keyMaxConcurrent,
+      reserveCeiling: settings.tokenReserveCeiling,
+      leaseMs: settings.limitSlotLeaseMs,
+      startUp: redisReady,
+    },
+  );
+  // The readiness detail, with Redis only: without it, limits are always per replica.
+  if (redis) state.limits = () => limiter.state;
 
   // One pooled keep-alive agent for all replicas; streams can be long, so no overall request timeout here.
   // Idle connections are dropped after 4 s, before vLLM's server drops them (uvicorn's keep-alive is 5 s): a
   // request sent into a connection the server is closing fails after its body is sent, when it can no longer
   // be retried on another replica (request bodies are let go once sent, see http/body/held-body.ts).
   const dispatcher = new Agent({ keepAliveTimeout: 4_000, connect: { timeout: 5_000 } });
-  const state: ProbeState = { started: false, draining: false };
   const health = new HealthChecker(
     () => registry.replicas(),
     dispatcher,
@@ -145,7 +165,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       port,
       metricsPort,
       models: registry.all().map((p) => p.model.id),
-      sharedLimits: Boolean(redis),
+      limits: limiter.state,
       maxConnections,
       // The memory bound assumes the image's heap cap (gateway/Dockerfile); a larger one lets garbage linger.
       heapLimitMiB: Math.round(getHeapStatistics().heap_size_limit / 1024 / 1024),

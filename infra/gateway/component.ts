@@ -100,6 +100,7 @@ export class Gateway extends pulumi.ComponentResource {
             resources: cfg.resources,
             shutdownGraceSeconds: cfg.shutdownGraceSeconds,
             logLevel: cfg.logLevel,
+            corsOrigins: cfg.corsOrigins,
             env: cfg.env,
             catalogChecksum: checksum,
             redis: redis !== undefined,

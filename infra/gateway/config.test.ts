@@ -52,8 +52,12 @@ describe("gateway config", () => {
       "gateway:redisEgress": JSON.stringify({ namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } }),
       "gateway:ingressNamespaces": JSON.stringify(["apps", "envoy-gateway-system"]),
       "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
+      "gateway:corsOrigins": JSON.stringify(["https://chat.example.com"]),
+      "gateway:aliases": JSON.stringify([{ id: "chat", models: ["qwen3-8b"] }]),
     });
     expect(c).toMatchObject({
+      corsOrigins: ["https://chat.example.com"],
+      aliases: [{ id: "chat", models: ["qwen3-8b"], listed: true }],
       namespace: "llm-gateway",
       servingNamespace: "models",
       replicas: 3,
@@ -69,6 +73,12 @@ describe("gateway config", () => {
       ingressNamespaces: ["apps", "envoy-gateway-system"],
       httpRoute: { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" },
     });
+  });
+
+  test("CORS origins must be origins, named by index", () => {
+    expect(() => parse({ "gateway:corsOrigins": JSON.stringify(["https://ok.example", "https://chat.example.com/app"]) })).toThrow(
+      /gateway:corsOrigins \[1\]: "https:\/\/chat.example.com\/app" is not an origin/,
+    );
   });
 
   test("the Redis URL never enters the parsed configuration", () => {
@@ -93,7 +103,12 @@ describe("gateway config", () => {
 
     test("none with limits and several replicas fails preview, naming the key and the multiplication", () => {
       const lines = problems(() => parse({ "gateway:apiKeys": limited, "gateway:redis": "none", "gateway:maxReplicas": "4" }));
-      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm\/maxConcurrent limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+    });
+
+    test("a concurrency cap alone needs the shared store too", () => {
+      const capped = JSON.stringify([{ name: "batch", maxConcurrent: 4 }]);
+      expect(problems(() => parse({ "gateway:apiKeys": capped, "gateway:redis": "none", "gateway:maxReplicas": "4" }))).toEqual([expect.stringContaining("1 API key has rpm/tpm/maxConcurrent limits")]);
     });
 
     test("deploy and an external URL exclude each other", () => {

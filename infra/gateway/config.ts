@@ -3,8 +3,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
-import { CatalogSchema, type CatalogInput } from "../../gateway/src/config/catalog";
-import { SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
+import { CorsOriginSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
@@ -20,7 +20,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
 export const MANAGED_ENV = new Set([
@@ -35,6 +35,9 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.shutdownGraceMs,
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,
+  SETTINGS_ENV.corsOrigins,
+  // A test knob: a cluster's limits are per minute.
+  SETTINGS_ENV.rateLimitWindowMs,
 ]);
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
@@ -54,6 +57,7 @@ export const apiKeySpecSchema = z.strictObject({
   expiresAt: ApiKeyEntrySchema.shape.expiresAt,
   rpm: ApiKeyEntrySchema.shape.rpm,
   tpm: ApiKeyEntrySchema.shape.tpm,
+  maxConcurrent: ApiKeyEntrySchema.shape.maxConcurrent,
   /** Part of the random resource's keepers: any new value replaces the secret part (a rotation). */
   rotation: z.union([z.number().int().nonnegative(), nonEmpty]).optional(),
 });
@@ -89,11 +93,24 @@ export const gatewaySchema = z
       .default([])
       .meta(
         doc(
-          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
-          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000 }, { name: "batch", rotation: 1 }],
+          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (requests in progress at once, across replicas), and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
+          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", rotation: 1 }],
         ),
       ),
     catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), when neither the serving part of this program nor `servingStack` supplies it.")),
+    aliases: z
+      .array(AliasSchema)
+      .default([])
+      .meta(
+        doc(
+          "Names clients may send instead of a model id: `id`, `models` (served models of one category, in order of preference: a request goes to the first with a ready replica), `listed` (in `/v1/models`, default true). Checked against the catalog at preview (a catalog from `servingStack` when it arrives). A key with `models` must list the alias to use it.",
+          [{ id: "chat", models: ["llama-3-3-70b", "qwen3-8b"] }],
+        ),
+      ),
+    corsOrigins: z
+      .array(CorsOriginSchema)
+      .default([])
+      .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: none (no CORS headers). Keys are bearer tokens, never cookies: credentials are never allowed.", ["https://chat.example.com"])),
     servingStack: z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
@@ -104,7 +121,7 @@ export const gatewaySchema = z
       .default("auto")
       .meta(
         doc(
-          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
+          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm/maxConcurrent and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
           "deploy",
         ),
       ),
@@ -146,7 +163,7 @@ export const gatewaySchema = z
     (value, ctx) => {
       // Runs even when other keys already failed, so one message names every offending key.
       const v = value as Partial<Record<string, unknown>>;
-      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown }[]) : [];
+      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown; maxConcurrent?: unknown }[]) : [];
       const seen = new Set<unknown>();
       keys.forEach((k, i) => {
         if (seen.has(k?.name)) ctx.addIssue({ code: "custom", path: ["apiKeys", i, "name"], message: `duplicate key name "${String(k?.name)}"` });
@@ -164,13 +181,13 @@ export const gatewaySchema = z
       if (v.redisUrl !== undefined && v.redis === "deploy") {
         ctx.addIssue({ code: "custom", path: ["redis"], message: "deploy and redisUrl exclude each other (deployed Redis, or an external one)" });
       }
-      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined).length;
+      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined || k?.maxConcurrent !== undefined).length;
       const maxReplicas = typeof v.maxReplicas === "number" ? v.maxReplicas : 6;
       if (v.redis === "none" && v.redisUrl === undefined && limited > 0 && maxReplicas > 1) {
         ctx.addIssue({
           code: "custom",
           path: ["redis"],
-          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
+          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm/maxConcurrent limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
         });
       }
       if (v.servingStack !== undefined && v.catalog !== undefined) {
@@ -226,6 +243,10 @@ export interface GatewayConfig {
   readonly apiKeys: readonly ApiKeySpec[];
   /** `gateway:catalog` (validated), for a standalone gateway. */
   readonly catalog?: CatalogInput;
+  /** `gateway:aliases`, added to the catalog whatever its source. */
+  readonly aliases: readonly CatalogAlias[];
+  /** `gateway:corsOrigins`. */
+  readonly corsOrigins: readonly string[];
   /** `gateway:servingStack`: the serving part's stack (StackReference). */
   readonly servingStack?: string;
   readonly redis: RedisSetting;
@@ -241,6 +262,22 @@ export function catalogProblems(catalog: unknown, key = "catalog"): string[] {
   const parsed = CatalogSchema.safeParse(catalog);
   if (parsed.success) return [];
   return issuesToLines(CONFIG_NAMESPACE, parsed.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
+}
+
+/** The catalog with `gateway:aliases` added (after any the catalog itself declares). */
+export function withAliases(catalog: CatalogInput, aliases: readonly CatalogAlias[]): CatalogInput {
+  return aliases.length === 0 ? catalog : { ...catalog, aliases: [...(catalog.aliases ?? []), ...aliases] };
+}
+
+/** `gateway:aliases [0.models.1]: …` lines for aliases the catalog cannot serve. */
+export function aliasProblems(catalog: CatalogInput, aliases: readonly CatalogAlias[]): string[] {
+  if (aliases.length === 0) return [];
+  const own = catalog.aliases?.length ?? 0;
+  const parsed = CatalogSchema.safeParse(withAliases(catalog, aliases));
+  if (parsed.success) return [];
+  // Only the issues of the configured aliases, numbered as in gateway:aliases.
+  const issues = parsed.error.issues.filter((i) => i.path[0] === "aliases" && typeof i.path[1] === "number" && i.path[1] >= own);
+  return issuesToLines(CONFIG_NAMESPACE, issues.map((i) => ({ ...i, path: ["aliases", (i.path[1] as number) - own, ...i.path.slice(2)] })));
 }
 
 /**
@@ -276,6 +313,8 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     env: (c.env ?? {}) as Record<string, string>,
     apiKeys: c.apiKeys,
     catalog: c.catalog as CatalogInput | undefined,
+    aliases: c.aliases,
+    corsOrigins: c.corsOrigins,
     servingStack: c.servingStack,
     redis: redisSetting(c),
     hasUpstreamApiKey: c.upstreamApiKey !== undefined,
@@ -285,9 +324,9 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
   };
 }
 
-/** Limits need a shared store when a key has rpm/tpm and there can be more than one replica. */
+/** Limits need a shared store when a key has rpm/tpm/maxConcurrent and there can be more than one replica. */
 export function needsSharedLimits(c: Pick<GatewaySchema, "apiKeys" | "maxReplicas">): boolean {
-  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined);
+  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined || k.maxConcurrent !== undefined);
 }
 
 function redisSetting(c: GatewaySchema): RedisSetting {

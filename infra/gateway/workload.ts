@@ -30,6 +30,8 @@ export interface WorkloadArgs {
   readonly resources: ResourceSettings;
   readonly shutdownGraceSeconds: number;
   readonly logLevel: string;
+  /** Browser origins allowed (CORS); none: the variable is not set. */
+  readonly corsOrigins: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly catalogChecksum: string;
   readonly redis: boolean;
@@ -58,7 +60,7 @@ export function podAnnotations(catalogChecksum: string): Record<string, string> 
   };
 }
 
-export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "env" | "redis" | "upstreamApiKey">) {
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "env" | "redis" | "upstreamApiKey">) {
   const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
     { name: SETTINGS_ENV.port, value: String(PORTS.http) },
     { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
@@ -68,6 +70,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
     { name: SETTINGS_ENV.shutdownGraceMs, value: String(args.shutdownGraceSeconds * 1000) },
     { name: SETTINGS_ENV.logLevel, value: args.logLevel },
   ];
+  if (args.corsOrigins.length > 0) env.push({ name: SETTINGS_ENV.corsOrigins, value: args.corsOrigins.join(",") });
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
   if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
   for (const [name, value] of Object.entries(args.env).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value });

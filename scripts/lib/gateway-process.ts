@@ -43,6 +43,10 @@ export interface GatewayProcessOptions {
   settings?: Partial<Record<keyof GatewaySettingsInput, string | number>>;
   /** Names of API keys to mint (each gets its own key). */
   keyNames?: string[];
+  /** Plaintext keys by name to use instead of minting (several gateways sharing one key set). */
+  keys?: Record<string, string>;
+  /** Per-key limits of the keys file, by key name. */
+  keyLimits?: Record<string, { rpm?: number; tpm?: number; maxConcurrent?: number }>;
   /** Raise the gateway's open-file limit to this, as far as the machine allows (its connection cap clamps to it). */
   fileLimit?: number;
   /** `bundle` (default): dist's serve.js; `source`: serve.ts through tsx (no build step). */
@@ -85,9 +89,10 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
     }),
   ];
   const dir = mkdtempSync(join(tmpdir(), "gateway-process-"));
-  const keys: Record<string, string> = {};
-  for (const name of options.keyNames ?? ["client", "attacker"]) keys[name] = generateApiKey();
-  writeFileSync(join(dir, "keys.json"), JSON.stringify({ keys: Object.entries(keys).map(([name, key]) => ({ name, sha256: hashApiKey(key) })) }));
+  const keys: Record<string, string> = { ...options.keys };
+  if (!options.keys) for (const name of options.keyNames ?? ["client", "attacker"]) keys[name] = generateApiKey();
+  const entries = Object.entries(keys).map(([name, key]) => ({ name, sha256: hashApiKey(key), ...options.keyLimits?.[name] }));
+  writeFileSync(join(dir, "keys.json"), JSON.stringify({ keys: entries }));
   writeFileSync(
     join(dir, "catalog.json"),
     JSON.stringify({

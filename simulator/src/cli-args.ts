@@ -22,6 +22,7 @@ const OPTIONS = {
   "max-waiting-queue-length": { type: "string" },
   "max-model-len": { type: "string" },
   "embedding-dimensions": { type: "string" },
+  "responses-store-size": { type: "string" },
   "ttft-ms": { type: "string" },
   "time-to-first-token": { type: "string" },
   "prefill-overhead": { type: "string" },
@@ -56,6 +57,7 @@ export const CLI_USAGE = `Usage: npm run sim -- [flags]
   --max-waiting-queue-length N     queued requests before 429 (default 64)
   --max-model-len N                context window in tokens (default 8192)
   --embedding-dimensions N         embedding size (default 384)
+  --responses-store-size N         responses kept for GET and previous_response_id (default 1000, 0 = none)
   --ttft-ms D                      prefill overhead (aliases --time-to-first-token, --prefill-overhead)
   --itl-ms D                       inter-token latency (alias --inter-token-latency)
   --prefill-time-per-token-ms D    per uncached prompt token (alias --prefill-time-per-token)
@@ -128,6 +130,7 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
   set(config, "maxWaitingQueueLength", num("max-waiting-queue-length"));
   set(config, "maxModelLen", num("max-model-len"));
   set(config, "embeddingDimensions", num("embedding-dimensions"));
+  set(config, "responsesStoreSize", num("responses-store-size"));
   set(latency, "timeToFirstTokenMs", dur("ttft-ms", "time-to-first-token", "prefill-overhead"));
   set(latency, "interTokenLatencyMs", dur("itl-ms", "inter-token-latency"));
   set(latency, "prefillTimePerTokenMs", dur("prefill-time-per-token-ms", "prefill-time-per-token"));

@@ -52,6 +52,15 @@ export const SimulatorConfigSchema = z
     maxWaitingQueueLength: z.number().int().min(0).default(64).meta({ description: "Requests waiting for a slot; one more gets 429." }),
     maxModelLen: z.number().int().min(2).default(8192).meta({ description: "Context window in tokens (vLLM `--max-model-len`)." }),
     embeddingDimensions: z.number().int().min(1).max(16384).default(384).meta({ description: "Length of the embedding vectors of a `kind: embed` model." }),
+    responsesStoreSize: z
+      .number()
+      .int()
+      .min(0)
+      .default(1000)
+      .meta({
+        description:
+          "Responses kept in memory (least recently used evicted) for `GET /v1/responses/{id}` and `previous_response_id`, as vLLM keeps them with `VLLM_ENABLE_RESPONSES_API_STORE=1`; 0 stores none, like vLLM without it (`store` is then silently ignored).",
+      }),
     latency: LatencySchema.prefault({}).meta({ description: "How long answers take: the `latency.*` fields." }),
     startupDelayMs: z
       .number()

@@ -6,11 +6,14 @@ import { InferenceEngine } from "./engine";
 import { VllmError } from "./errors";
 import { SimulatorMetrics } from "./metrics";
 import { PrefixCache } from "./prefix-cache";
+import { ResponseStore } from "./response-store";
 import { chatCompletionsHandler } from "./routes/chat";
 import type { SimulatorContext } from "./routes/context";
+import { completionsHandler } from "./routes/completions";
 import { embeddingsHandler } from "./routes/embeddings";
 import { modelsHandler } from "./routes/models";
-import { writeDone, writeEvent } from "./routes/sse";
+import { cancelResponseHandler, createResponseHandler, deleteResponseHandler, retrieveResponseHandler } from "./routes/responses";
+import { writeStreamError } from "./routes/sse";
 import { QueueFullError, Scheduler } from "./scheduler";
 import { createCounters, type SimulatorStats } from "./stats";
 
@@ -158,7 +161,13 @@ function createApp(ctx: SimulatorContext, isClosing: () => boolean): express.Exp
   }
   app.get("/v1/models", modelsHandler(ctx.config));
   app.post("/v1/chat/completions", json, chatCompletionsHandler(ctx));
+  app.post("/v1/completions", json, completionsHandler(ctx));
   app.post("/v1/embeddings", json, embeddingsHandler(ctx));
+  const store = new ResponseStore(ctx.config.responsesStoreSize);
+  app.post("/v1/responses", json, createResponseHandler(ctx, store));
+  app.get("/v1/responses/:id", retrieveResponseHandler(ctx, store));
+  app.post("/v1/responses/:id/cancel", cancelResponseHandler(ctx, store));
+  app.delete("/v1/responses/:id", deleteResponseHandler());
   app.use((_req, _res, next) => next(new VllmError(404, "Not Found", null, "Not Found")));
   app.use(errorHandler);
   return app;
@@ -169,8 +178,7 @@ function errorHandler(err: unknown, _req: Request, res: Response, _next: NextFun
   const error = toVllmError(err);
   if (res.headersSent) {
     if (!res.writableEnded && !res.destroyed) {
-      writeEvent(res, error.toBody());
-      writeDone(res);
+      writeStreamError(res, error.toBody());
       res.end();
     }
     return;

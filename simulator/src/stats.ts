@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 
 /** Counters a test can read without scraping /metrics. */
 export interface SimulatorStats {
-  /** Inference requests received (chat + embeddings), whatever their outcome. */
+  /** Inference requests received (chat, completions, responses, embeddings), whatever their outcome. */
   requestsTotal: number;
   /** Requests answered in full. */
   completedTotal: number;

@@ -125,23 +125,34 @@ describe("docs/simulator.md: flags", () => {
 });
 
 describe("docs/simulator.md: a running simulator", () => {
-  test("the endpoints table lists exactly the routes the server registers, and each answers 200", async () => {
+  test("the endpoints table lists exactly the routes the server registers, and each answers as the page says", async () => {
     const listed = tableWith(section(page, "Endpoints"), "Method").map((r) => `${r.Method} ${unquote(r.Path as string)}`);
     const server = fs.readFileSync(path.join(REPO_ROOT, "simulator", "src", "server.ts"), "utf8");
-    const registered = [...server.matchAll(/app\.(get|post)\("([^"]+)"/g)].map((m) => `${(m[1] as string).toUpperCase()} ${m[2]}`);
+    // Express writes a path parameter `:id`; the page writes `{id}`, as OpenAI's and vLLM's references do.
+    const registered = [...server.matchAll(/app\.(get|post)\("([^"]+)"/g)].map((m) => `${(m[1] as string).toUpperCase()} ${(m[2] as string).replace(/:(\w+)/g, "{$1}")}`);
     expect(listed.sort()).toEqual(registered.sort());
     const [generate, embed] = await Promise.all([fastSim(), fastSim({ kind: "embed" })]);
     try {
+      const stored = (await postJson(generate, "/v1/responses", { input: "hello", max_output_tokens: 2 })).body.id as string;
+      // How each route is called, and the status the page promises for it.
+      const calls: Record<string, [() => Promise<{ status: number }>, number]> = {
+        "POST /v1/chat/completions": [() => chat(generate, { max_tokens: 2 }), 200],
+        "POST /v1/completions": [() => postJson(generate, "/v1/completions", { prompt: "hello", max_tokens: 2 }), 200],
+        "POST /v1/embeddings": [() => postJson(embed, "/v1/embeddings", { input: "hello" }), 200],
+        "POST /v1/responses": [() => postJson(generate, "/v1/responses", { input: "hello", max_output_tokens: 2 }), 200],
+        "GET /v1/responses/{id}": [() => fetch(`${generate.url}/v1/responses/${stored}`), 200],
+        // Only background responses can be cancelled (the page says so), and those are not simulated.
+        "POST /v1/responses/{id}/cancel": [() => postJson(generate, `/v1/responses/${stored}/cancel`, {}), 400],
+      };
       for (const route of listed) {
         const [method, url] = route.split(" ") as [string, string];
-        const res =
-          method === "GET"
-            ? await fetch(`${generate.url}${url}`)
-            : url === "/v1/embeddings"
-              ? await postJson(embed, url, { input: "hello" })
-              : await chat(generate, { max_tokens: 2 });
-        expect({ route, status: res.status }).toEqual({ route, status: 200 });
+        const [call, expected] = calls[route] ?? (method === "GET" ? [() => fetch(`${generate.url}${url}`), 200] : [undefined, 0]);
+        expect({ route, known: call !== undefined }).toEqual({ route, known: true });
+        const res = await call?.();
+        expect({ route, status: res?.status }).toEqual({ route, status: expected });
       }
+      const deleted = await fetch(`${generate.url}/v1/responses/${stored}`, { method: "DELETE" });
+      expect([deleted.status, deleted.headers.get("allow")]).toEqual([405, "GET"]);
     } finally {
       await Promise.all([generate.close(), embed.close()]);
     }

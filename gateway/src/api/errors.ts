@@ -155,6 +155,28 @@ export const errors = {
       retryAfterHeaders(1),
     ),
 
+  /** The key has its `maxConcurrent` requests in progress, across all gateway replicas. */
+  keyConcurrencyLimited: (keyName: string, limit: number, headers: Record<string, string>) =>
+    new ApiError(
+      429,
+      `Concurrency limit reached for key '${keyName}': Limit ${limit} requests in progress. Retry when earlier requests have finished.`,
+      "requests",
+      "concurrency_limit_exceeded",
+      null,
+      headers,
+    ),
+
+  /** The shared rate-limit store does not answer and the gateway is configured to fail closed. */
+  limitsUnavailable: () =>
+    new ApiError(
+      503,
+      "The gateway cannot check this key's rate limits right now (its rate-limit store is unreachable). Retry after 1s.",
+      "service_unavailable_error",
+      "rate_limit_store_unavailable",
+      null,
+      retryAfterHeaders(1),
+    ),
+
   /** A gateway-wide bound is reached (`what`: "request body memory", "answer memory", "requests in progress"). */
   gatewayOverloaded: (what = "request body memory") =>
     new ApiError(

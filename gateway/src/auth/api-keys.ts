@@ -20,6 +20,8 @@ export const ApiKeyEntrySchema = z.strictObject({
   expiresAt: z.iso.datetime({ offset: true }).optional(),
   rpm: z.number().int().positive().optional(),
   tpm: z.number().int().positive().optional(),
+  /** Requests of this key in progress at once, across all gateway replicas; absent = GATEWAY_KEY_MAX_CONCURRENT (unset: unlimited). */
+  maxConcurrent: z.number().int().positive().optional(),
 });
 
 export const ApiKeysFileSchema = z.strictObject({ keys: z.array(ApiKeyEntrySchema) });
@@ -32,6 +34,7 @@ export interface ApiKeyRecord {
   expiresAt?: Date;
   rpm?: number;
   tpm?: number;
+  maxConcurrent?: number;
 }
 
 export function hashApiKey(key: string): string {
@@ -72,6 +75,7 @@ export class ApiKeyStore {
           expiresAt: parsed.expiresAt ? new Date(parsed.expiresAt) : undefined,
           rpm: parsed.rpm,
           tpm: parsed.tpm,
+          maxConcurrent: parsed.maxConcurrent,
         },
       });
     }

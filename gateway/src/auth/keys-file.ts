@@ -42,6 +42,8 @@ export class KeysFileReloader {
     private readonly store: ApiKeyStore,
     private readonly extra: readonly ApiKeyEntry[],
     private readonly log: Logger,
+    /** Told the whole key set after every load (e.g. to start the new keys' usage series). */
+    private readonly onLoad: (entries: readonly ApiKeyEntry[]) => void = () => undefined,
   ) {}
 
   /** Loads once (throwing on a bad file, so a bad start fails loudly), then keeps polling. */
@@ -69,7 +71,9 @@ export class KeysFileReloader {
   }
 
   private apply(text: string): void {
-    this.store.replace([...parseKeysFile(text, this.path), ...this.extra]);
+    const entries = [...parseKeysFile(text, this.path), ...this.extra];
+    this.store.replace(entries);
     this.lastText = text;
+    this.onLoad(entries);
   }
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run key:mint -- --name team-a [--models a,b] [--expires 2027-01-01T00:00:00Z] [--rpm 60] [--tpm 100000]`
+ * `npm run key:mint -- --name team-a [--models a,b] [--expires 2027-01-01T00:00:00Z] [--rpm 60] [--tpm 100000] [--max-concurrent 8]`
  * Mints an API key for operators without Pulumi (or for the embedded default): prints the key once on stdout
  * and the entry to add to the keys file (which holds only the hash) on stderr.
  */
@@ -16,6 +16,7 @@ export function mintKey(argv: string[]): { key: string; entryYaml: string } {
       expires: { type: "string" },
       rpm: { type: "string" },
       tpm: { type: "string" },
+      "max-concurrent": { type: "string" },
     },
     strict: true,
   });
@@ -27,9 +28,10 @@ export function mintKey(argv: string[]): { key: string; entryYaml: string } {
     expiresAt: values.expires,
     rpm: values.rpm === undefined ? undefined : Number(values.rpm),
     tpm: values.tpm === undefined ? undefined : Number(values.tpm),
+    maxConcurrent: values["max-concurrent"] === undefined ? undefined : Number(values["max-concurrent"]),
   });
   if (!parsed.success) {
-    throw new Error(parsed.error.issues.map((i) => `--${String(i.path[0]).replace("expiresAt", "expires")}: ${i.message}`).join("\n"));
+    throw new Error(parsed.error.issues.map((i) => `--${String(i.path[0]).replace("expiresAt", "expires").replace("maxConcurrent", "max-concurrent")}: ${i.message}`).join("\n"));
   }
   return { key, entryYaml: stringify({ keys: [parsed.data] }) };
 }
@@ -40,7 +42,7 @@ if (require.main === module) {
     process.stderr.write(`Add this entry to the keys file (GATEWAY_KEYS_FILE); it holds only the hash:\n\n${entryYaml}\nThe key (shown once):\n`);
     process.stdout.write(`${key}\n`);
   } catch (err) {
-    process.stderr.write(`${(err as Error).message}\nusage: npm run key:mint -- --name NAME [--models a,b] [--expires ISO8601] [--rpm N] [--tpm N]\n`);
+    process.stderr.write(`${(err as Error).message}\nusage: npm run key:mint -- --name NAME [--models a,b] [--expires ISO8601] [--rpm N] [--tpm N] [--max-concurrent N]\n`);
     process.exit(2);
   }
 }

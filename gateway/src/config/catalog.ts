@@ -98,12 +98,26 @@ export const CatalogModelSchema = z.strictObject({
   routing: RoutingSchema.prefault({}),
 });
 
+/**
+ * A name clients may send instead of a model id: it stands for one or more served models of one category, in order
+ * of preference; a request goes to the first with a ready replica (a fallback when the preferred model is down,
+ * scaled to zero or being swapped).
+ */
+export const AliasSchema = z.strictObject({
+  id: ModelIdSchema,
+  models: z.array(ModelIdSchema).min(1, "an alias names at least one model"),
+  /** Whether `/v1/models` lists it (while one of its models is ready). */
+  listed: z.boolean().default(true),
+});
+
 export const CatalogSchema = z
   .strictObject({
     models: z.array(CatalogModelSchema),
+    aliases: z.array(AliasSchema).default([]),
   })
   .superRefine(
     (catalog, ctx) => {
+      aliasProblems(catalog as Pick<Catalog, "models" | "aliases">, (path, message) => ctx.addIssue({ code: "custom", path, message }));
       const seen = new Set<string>();
       (catalog.models ?? []).forEach((m, i) => {
         // An endpoint picker parses chat and completions bodies only: embeddings must not go through one.
@@ -121,7 +135,31 @@ export const CatalogSchema = z
     { when: (payload) => Array.isArray((payload.value as { models?: unknown })?.models) },
   );
 
+/**
+ * Aliases refer to models of the catalog, all of one category, and never shadow a model id or another alias: a
+ * name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
+ */
+function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: (path: (string | number)[], message: string) => void): void {
+  const categories = new Map((Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string").map((m) => [m.id, m.category]));
+  const names = new Set<string>();
+  (Array.isArray(catalog.aliases) ? catalog.aliases : []).forEach((alias, i) => {
+    if (typeof alias?.id !== "string" || !Array.isArray(alias.models)) return;
+    if (categories.has(alias.id)) issue(["aliases", i, "id"], `"${alias.id}" is a model id; an alias needs a name of its own`);
+    else if (names.has(alias.id)) issue(["aliases", i, "id"], `duplicate alias "${alias.id}"`);
+    names.add(alias.id);
+    const seen = new Set<string>();
+    alias.models.forEach((target, j) => {
+      if (!categories.has(target)) issue(["aliases", i, "models", j], `"${target}" is not a model of the catalog${names.has(target) ? " (aliases cannot name aliases)" : ""}`);
+      else if (seen.has(target)) issue(["aliases", i, "models", j], `"${target}" is listed twice`);
+      seen.add(target);
+    });
+    const kinds = new Set(alias.models.map((t) => categories.get(t)).filter(Boolean));
+    if (kinds.size > 1) issue(["aliases", i, "models"], `mixes ${[...kinds].join(" and ")} models; an alias stands for models that answer the same endpoints`);
+  });
+}
+
 export type Catalog = z.infer<typeof CatalogSchema>;
+export type CatalogAlias = z.infer<typeof AliasSchema>;
 export type CatalogInput = z.input<typeof CatalogSchema>;
 export type CatalogModel = z.infer<typeof CatalogModelSchema>;
 export type ModelCategory = z.infer<typeof ModelCategorySchema>;

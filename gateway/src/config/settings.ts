@@ -142,6 +142,19 @@ export function limitDoc(key: (typeof LIMIT_SETTINGS)[number]): LimitDoc {
   return LimitsSchema[key].meta() as unknown as LimitDoc;
 }
 
+/** `https://host[:port]` exactly as a browser sends it in `Origin` (lowercase host, no default port, no path). */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value;
+  } catch {
+    return false;
+  }
+}
+
+/** One allowed browser origin (CORS), or `*` for any. */
+export const CorsOriginSchema = z.string().refine((o) => o === "*" || isOrigin(o), { error: (i) => `"${String(i.input)}" is not an origin (scheme://host[:port], no path) or *` });
+
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
 const SettingsObject = z.strictObject({
   host: z.string().min(1).default("0.0.0.0"),
@@ -161,6 +174,26 @@ const SettingsObject = z.strictObject({
   upstreamApiKey: z.string().min(1).optional(),
   /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
   redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
+  /**
+   * When Redis does not answer (an error, or no answer within redisTimeoutMs): `open` goes on with per-replica
+   * limits (each replica enforces every limit alone), `closed` refuses requests of limited keys with 503
+   * `rate_limit_store_unavailable`. Either way a warning, the metric and the readiness detail say so.
+   */
+  redisFailureMode: z.enum(["open", "closed"]).default("open"),
+  /**
+   * A Redis command not answered within this counts as Redis being down (slow is down: requests must not wait).
+   * Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag: too tight a value
+   * flips to per-replica limits under load.
+   */
+  redisTimeoutMs: z.coerce.number().int().positive().default(500),
+  /** Requests in progress at once per key across all replicas, for keys whose entry sets no `maxConcurrent`; unset = unlimited. */
+  keyMaxConcurrent: z.coerce.number().int().positive().optional(),
+  /** Completion tokens reserved from a key's TPM for a request that sets no max_tokens (settled with the real usage). */
+  tokenReserveCeiling: z.coerce.number().int().positive().default(4096),
+  /** A concurrency slot in Redis lives this long unless its replica renews it (every third): a dead replica's slots free themselves. */
+  limitSlotLeaseMs: z.coerce.number().int().min(300).default(30_000),
+  /** The "minute" of rpm and tpm. Only tests change it (a 60 RPM key with 6000 admits 60 per 6 s). */
+  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000),
   /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
   metricsPort: z.coerce.number().int().min(0).max(65535).default(9090),
   healthIntervalMs: z.coerce.number().int().positive().default(5000),
@@ -181,6 +214,18 @@ const SettingsObject = z.strictObject({
   /** Then in-flight requests and streams get this long to finish before connections are closed. */
   shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /**
+   * Browser origins allowed to call the API (CORS), comma-separated: `https://app.example.com`, or `*` for any.
+   * Empty (the default): no CORS headers, so browsers refuse cross-origin calls. Keys are bearer tokens, never
+   * cookies, so credentials are not allowed whatever the origin.
+   */
+  corsOrigins: z
+    .string()
+    .default("")
+    .transform((list) => list.split(",").map((o) => o.trim()).filter(Boolean))
+    .pipe(z.array(CorsOriginSchema)),
+  /** How long browsers may cache a preflight's answer (Access-Control-Max-Age). */
+  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600),
   ...LimitsSchema,
 });
 
@@ -208,6 +253,12 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   keysFile: "GATEWAY_KEYS_FILE",
   keysReloadIntervalMs: "GATEWAY_KEYS_RELOAD_MS",
   redisUrl: "GATEWAY_REDIS_URL",
+  redisFailureMode: "GATEWAY_REDIS_FAILURE_MODE",
+  redisTimeoutMs: "GATEWAY_REDIS_TIMEOUT_MS",
+  keyMaxConcurrent: "GATEWAY_KEY_MAX_CONCURRENT",
+  tokenReserveCeiling: "GATEWAY_TOKEN_RESERVE_CEILING",
+  limitSlotLeaseMs: "GATEWAY_LIMIT_SLOT_LEASE_MS",
+  rateLimitWindowMs: "GATEWAY_RATE_LIMIT_WINDOW_MS",
   upstreamApiKey: "GATEWAY_UPSTREAM_API_KEY",
   metricsPort: "GATEWAY_METRICS_PORT",
   bodyLimitBytes: "GATEWAY_BODY_LIMIT_BYTES",
@@ -242,6 +293,8 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   drainDelayMs: "GATEWAY_DRAIN_DELAY_MS",
   shutdownGraceMs: "GATEWAY_SHUTDOWN_GRACE_MS",
   logLevel: "LOG_LEVEL",
+  corsOrigins: "GATEWAY_CORS_ORIGINS",
+  corsMaxAgeSeconds: "GATEWAY_CORS_MAX_AGE_SECONDS",
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GatewaySettingsInput = {}): GatewaySettings {

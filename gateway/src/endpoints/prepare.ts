@@ -51,11 +51,19 @@ export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: 
   ctx.log.model = clientText(model);
   ctx.log.stream = stream;
 
-  const pool = registry.get(model);
+  // A model id, or an alias: its first model with a ready replica. A key may use an alias it is given, whichever
+  // model the alias reaches.
+  const resolved = registry.resolve(model);
   // Metrics label the catalog id from here on, even when the key may not use it (as the request was made).
-  if (pool) ctx.modelId = model;
-  if (!pool || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
+  if (resolved) ctx.modelId = resolved.pool.model.id;
+  if (!resolved || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
+  const { pool, alias } = resolved;
   if (pool.model.category !== spec.category) throw errors.wrongCategory(model, spec.what);
+  if (alias) {
+    // Logs, metrics and the answer name the model that served; the log line also the alias asked for.
+    ctx.log.alias = alias.id;
+    ctx.log.model = pool.model.id;
+  }
 
   // A member the gateway acts on that the client repeated is rewritten too: the gateway decided on JSON.parse's
   // value (the last), and a model server keeping the first would otherwise serve a model the key may not use.
@@ -66,7 +74,7 @@ export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: 
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
   return {
-    model,
+    model: pool.model.id,
     pool,
     stream,
     clientWantsUsage: spec.clientWantsUsage(request),

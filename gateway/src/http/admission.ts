@@ -4,6 +4,7 @@ import { errors } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import type { RateLimiter } from "../limits/rate-limiter";
+import { admitKeyLimits, reserveKeyTokens } from "../limits/request-limits";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
 import type { AdmittedBody } from "./body/admitted-body";
 import { scanJson } from "./body/json-members";
@@ -31,9 +32,11 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /**
  * Admission of an inference request, after authentication and before the body: what is refused here costs
  * the gateway no body bytes. In order: a declared length over the limit (413) and a coding or charset it cannot
- * read (415), a slot among the requests in progress (the key's share: 429; the gateway's: 503), the key's RPM/TPM (429), then memory for the
- * body from the key's share and the gateway's (429 / 503). Only then is the body read, bounded in size and time,
- * decoded, and parsed as JSON within the depth and container limits.
+ * read (415), a slot among the requests in progress (the key's share: 429; the gateway's: 503), the key's RPM,
+ * TPM and requests in progress across replicas (429), then memory for the body from the key's share and the
+ * gateway's (429 / 503). Only then is the body read, bounded in size and time,
+ * decoded, and parsed as JSON within the depth and container limits; then the tokens it may use are reserved
+ * from the key's TPM (429).
  */
 export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budget: KeyedBudget, inFlight: KeyedBudget, events: AdmissionEvents) {
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -62,10 +65,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
       for (const lease of taken) lease.release();
     });
 
-    if (key.rpm || key.tpm) {
-      const limitHeaders = await limiter.admit(key);
-      for (const k in limitHeaders) res.setHeader(k, limitHeaders[k]!);
-    }
+    await admitKeyLimits(limiter, key, res, ctx);
     ctx.charged = true;
 
     // A compressed body may inflate up to the limit whatever its declared length.
@@ -113,6 +113,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     } catch {
       throw errors.malformedJson(bytes.length === 0 ? "the body is empty" : "");
     }
+    await reserveKeyTokens(limiter, res, ctx, json, bytes.length, req.path);
     ctx.admittedBody = { bytes, json, members: scan.members, lease: reserved };
     next();
   };

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKeyRecord } from "../auth/api-keys";
+import type { LimitTicket } from "../limits/rate-limiter";
 import type { AdmittedBody } from "./body/admitted-body";
 import { requestIdFrom } from "./request-id";
 
@@ -7,6 +8,8 @@ import { requestIdFrom } from "./request-id";
 export interface RequestLogFields {
   /** As the client sent it: set through clientText(), bounded and escaped. */
   model?: string;
+  /** The alias the client asked for, when `model` was reached through one. */
+  alias?: string;
   stream?: boolean;
   replica?: string;
   attempts?: number;
@@ -29,6 +32,8 @@ export class RequestContext {
   key: ApiKeyRecord | undefined = undefined;
   /** Admission passed the key's rate limit: the request counts against its RPM, and so does its log line. */
   charged = false;
+  /** The key's hold on its cross-replica limits (a request, a slot, reserved tokens), settled when usage is known. */
+  limitTicket: LimitTicket | undefined = undefined;
   /** The admitted body, until the handler takes it (admission → validation). */
   admittedBody: AdmittedBody | undefined = undefined;
   /** The catalog id the request resolved to (validation); metrics label only catalog ids. */

@@ -1,7 +1,8 @@
+import { randomBytes } from "node:crypto";
 import { errors, retryAfterHeaders } from "../api/errors";
 import type { ApiKeyRecord } from "../auth/api-keys";
 import type { Logger } from "../observability/logger";
-import { LocalBuckets, type AdmitResult, type Buckets } from "./buckets";
+import { LocalBuckets, MINUTE_MS, type Buckets, type KeyLimits, type RefusedBy } from "./buckets";
 
 /** Retry-After beyond this is not honoured by the SDKs (openai-node caps at 60 s): tell them not to retry. */
 const MAX_CLIENT_RETRY_SECONDS = 60;
@@ -13,93 +14,319 @@ export function formatReset(ms: number): string {
   return s < 60 ? `${s}s` : `${Math.floor(s / 60)}m${s % 60}s`;
 }
 
-function limitHeaders(key: ApiKeyRecord, r: AdmitResult): Record<string, string> {
+export type LimitsFailureMode = "open" | "closed";
+
+/** How the per-key limits are enforced right now (the readiness detail and the metric say it too). */
+export type LimitsState = "shared" | "per-replica" | "unavailable";
+
+export interface RateLimitEvents {
+  refused(keyName: string, limit: RefusedBy | "store_unavailable"): void;
+  /** The shared store answered again (true) or stopped answering (false). */
+  storeUp?(up: boolean): void;
+}
+
+export interface RateLimiterOptions {
+  /** The length of the "minute" of rpm/tpm: 60,000 outside tests. */
+  windowMs?: number;
+  /** With the shared store unreachable: `open` goes on with per-replica buckets, `closed` refuses with 503. */
+  failureMode?: LimitsFailureMode;
+  /** maxConcurrent of keys that set none (undefined: unlimited). */
+  defaultMaxConcurrent?: number;
+  /** Completion tokens reserved for a request that sets no max_tokens. */
+  reserveCeiling?: number;
+  /** How long a shared slot lives without renewal (renewed every third of it). */
+  leaseMs?: number;
+  /** How often an unreachable store is probed. */
+  probeIntervalMs?: number;
+  /** Whether the shared store was reachable at start. */
+  startUp?: boolean;
+}
+
+/** The usage a model server reports. */
+export interface ReportedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/** Bytes of request JSON per token, for the prompt estimate: about 4 characters per token, JSON syntax included, errs high. */
+const BYTES_PER_TOKEN = 4;
+
+/**
+ * Tokens a request may use, reserved at admission: its prompt (estimated from the body's size) plus the
+ * completion it asked for at most (`max_completion_tokens`, `max_tokens` or `max_output_tokens`, times `n`), or
+ * `ceiling` when it set none. Embeddings generate nothing.
+ */
+export function tokensToReserve(json: unknown, bodyBytes: number, path: string, ceiling: number): number {
+  const prompt = Math.ceil(bodyBytes / BYTES_PER_TOKEN);
+  if (path.endsWith("/embeddings")) return prompt;
+  const o = (json && typeof json === "object" ? json : {}) as Record<string, unknown>;
+  const asked = [o.max_completion_tokens, o.max_tokens, o.max_output_tokens].find((v): v is number => typeof v === "number" && Number.isFinite(v) && v > 0);
+  const n = typeof o.n === "number" && Number.isInteger(o.n) && o.n > 1 ? Math.min(o.n, 128) : 1;
+  return prompt + Math.ceil(asked ?? ceiling) * n;
+}
+
+function limitHeaders(key: KeyLimits, r: { requestsLevel?: number; tokensLevel?: number }, windowMs: number): Record<string, string> {
   const h: Record<string, string> = {};
   if (key.rpm && r.requestsLevel !== undefined) {
     h["x-ratelimit-limit-requests"] = String(key.rpm);
     h["x-ratelimit-remaining-requests"] = String(Math.max(0, Math.floor(r.requestsLevel)));
-    h["x-ratelimit-reset-requests"] = formatReset(((key.rpm - r.requestsLevel) * 60_000) / key.rpm);
+    h["x-ratelimit-reset-requests"] = formatReset(((key.rpm - r.requestsLevel) * windowMs) / key.rpm);
   }
   if (key.tpm && r.tokensLevel !== undefined) {
     h["x-ratelimit-limit-tokens"] = String(key.tpm);
     h["x-ratelimit-remaining-tokens"] = String(Math.max(0, Math.floor(r.tokensLevel)));
-    h["x-ratelimit-reset-tokens"] = formatReset(((key.tpm - r.tokensLevel) * 60_000) / key.tpm);
+    h["x-ratelimit-reset-tokens"] = formatReset(((key.tpm - Math.min(key.tpm, r.tokensLevel)) * windowMs) / key.tpm);
   }
   return h;
 }
 
-export interface RateLimitEvents {
-  refused(keyName: string, limit: "requests" | "tokens"): void;
-}
-
 /**
- * Per-key RPM and TPM. With Redis the buckets are shared by all gateway replicas; if Redis fails, the limiter
- * keeps serving on in-process buckets (each replica enforcing the limit alone) and warns, rather than failing
- * requests; it returns to Redis as soon as Redis answers again.
+ * Per-key RPM, TPM and requests in progress. With Redis, the buckets and slots are shared by all gateway
+ * replicas. When Redis stops answering (an error or a command timeout), the limiter says so once (a warning, the
+ * `gateway_rate_limit_store_up` metric, the readiness detail) and, by `failureMode`, goes on with per-replica
+ * buckets (`open`: each replica enforces every limit alone) or refuses limited keys with 503 (`closed`); it probes
+ * Redis every `probeIntervalMs` and returns to it as soon as it answers, saying so once again.
  */
 export class RateLimiter {
-  private readonly local = new LocalBuckets();
-  private degraded = false;
+  private readonly local: LocalBuckets;
+  private up: boolean;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly renewer: NodeJS.Timeout | undefined;
+  private prober: NodeJS.Timeout | undefined;
+  /** Slots held in the shared store by this replica's requests: slot id -> key name. */
+  private readonly heldShared = new Map<string, string>();
+  private readonly replicaId = randomBytes(6).toString("base64url");
+  private seq = 0;
+  readonly windowMs: number;
+  readonly failureMode: LimitsFailureMode;
+  readonly reserveCeiling: number;
+  private readonly defaultMaxConcurrent: number | undefined;
+  private readonly probeIntervalMs: number;
 
   constructor(
     private readonly shared: Buckets | undefined,
     private readonly log: Logger,
     private readonly events: RateLimitEvents = { refused: () => undefined },
+    options: RateLimiterOptions = {},
   ) {
-    this.sweeper = setInterval(() => this.local.sweep(), 60_000);
+    this.windowMs = options.windowMs ?? MINUTE_MS;
+    this.failureMode = options.failureMode ?? "open";
+    this.reserveCeiling = options.reserveCeiling ?? 4096;
+    this.defaultMaxConcurrent = options.defaultMaxConcurrent;
+    this.probeIntervalMs = options.probeIntervalMs ?? 1000;
+    this.local = new LocalBuckets(Date.now, this.windowMs);
+    this.sweeper = setInterval(() => this.local.sweep(), this.windowMs);
     this.sweeper.unref();
+    this.up = shared !== undefined;
+    if (shared) {
+      const leaseMs = options.leaseMs ?? 30_000;
+      this.renewer = setInterval(() => void this.renew(), Math.max(50, Math.floor(leaseMs / 3)));
+      this.renewer.unref();
+      this.events.storeUp?.(true);
+      if (options.startUp === false) this.markDown(new Error("not reachable at start"));
+    }
   }
 
+  /** True while limits are enforced in the shared store. */
   get usingSharedStore(): boolean {
-    return this.shared !== undefined && !this.degraded;
+    return this.shared !== undefined && this.up;
   }
 
-  /** Resolves with the x-ratelimit-* headers to send, or throws the 429 envelope. */
-  async admit(key: ApiKeyRecord): Promise<Record<string, string>> {
-    if (!key.rpm && !key.tpm) return {};
-    const limits = { rpm: key.rpm, tpm: key.tpm };
-    const result = await this.withFallback((b) => b.admit(key.name, limits));
-    const headers = limitHeaders(key, result);
-    if (result.allowed) return headers;
+  get state(): LimitsState {
+    if (this.usingSharedStore || !this.shared) return this.shared ? "shared" : "per-replica";
+    return this.failureMode === "open" ? "per-replica" : "unavailable";
+  }
 
-    const which = result.refusedBy ?? "requests";
+  /** The limits in force for `key`. */
+  limitsOf(key: ApiKeyRecord): KeyLimits {
+    return { rpm: key.rpm, tpm: key.tpm, maxConcurrent: key.maxConcurrent ?? this.defaultMaxConcurrent };
+  }
+
+  /**
+   * Admits a request of `key` (taking one request and a slot) or throws the 429 (or, failing closed, 503)
+   * envelope. The ticket, if any, must be ended when the response ends (see request-limits.ts).
+   */
+  async admit(key: ApiKeyRecord): Promise<LimitTicket | undefined> {
+    const limits = this.limitsOf(key);
+    if (!limits.rpm && !limits.tpm && !limits.maxConcurrent) return undefined;
+    const slot = limits.maxConcurrent ? `${this.replicaId}:${++this.seq}` : "";
+    const { out: result, store } = await this.run(key, (b) => b.admit(key.name, limits, slot));
+    const headers = limitHeaders(limits, result, this.windowMs);
+    if (!result.allowed) throw this.refusal(key, limits, result.refusedBy ?? "requests", result.waitMs, headers);
+    if (limits.maxConcurrent && store === this.shared) this.heldShared.set(slot, key.name);
+    return new LimitTicket(this, key, limits, store, limits.maxConcurrent ? slot : undefined, headers);
+  }
+
+  /**
+   * The response's usage (undefined when the model server reported none) settles the request's token
+   * reservation (see request-limits.ts). Never throws: a lost charge must not fail a finished response.
+   */
+  async settle(ticket: LimitTicket | undefined, res: { statusCode: number; headersSent: boolean }, usage: ReportedUsage | undefined): Promise<void> {
+    await ticket?.settle(usage, res.statusCode === 200 && res.headersSent);
+  }
+
+  /** @internal The envelope for a refusal. */
+  refusal(key: ApiKeyRecord, limits: KeyLimits, which: RefusedBy, waitMs: number, headers: Record<string, string>) {
     this.events.refused(key.name, which);
-    const seconds = result.waitMs / 1000;
-    const limit = which === "requests" ? key.rpm : key.tpm;
+    const seconds = waitMs / 1000;
     const extra: Record<string, string> = { ...headers, ...retryAfterHeaders(seconds) };
+    if (which === "concurrency") return errors.keyConcurrencyLimited(key.name, limits.maxConcurrent!, extra);
     // A wait the SDKs would not sit out is a quota-type refusal: retrying automatically only adds load.
     if (seconds > MAX_CLIENT_RETRY_SECONDS) extra["x-should-retry"] = "false";
-    throw errors.rateLimited(key.name, which, limit, formatReset(result.waitMs), extra);
+    return errors.rateLimited(key.name, which, which === "requests" ? limits.rpm : limits.tpm, formatReset(waitMs), extra);
   }
 
-  /** Charges real token usage; never throws (a lost charge must not fail a finished response). */
-  async charge(key: ApiKeyRecord, tokens: number): Promise<void> {
-    if (!key.tpm || !(tokens > 0)) return;
-    const tpm = key.tpm;
-    await this.withFallback((b) => b.charge(key.name, tpm, tokens)).catch(() => undefined);
+  /** @internal Runs `op` on the shared store while it answers, else as failureMode says. */
+  async run<T>(key: ApiKeyRecord, op: (b: Buckets) => Promise<T>): Promise<{ out: T; store: Buckets }> {
+    if (this.shared && this.up) {
+      try {
+        return { out: await op(this.shared), store: this.shared };
+      } catch (err) {
+        this.markDown(err as Error);
+      }
+    }
+    if (this.shared && this.failureMode === "closed") {
+      this.events.refused(key.name, "store_unavailable");
+      throw errors.limitsUnavailable();
+    }
+    return { out: await op(this.local), store: this.local };
+  }
+
+  /** @internal Runs `op` on the store that holds a ticket's state; a failure is noted, never thrown. */
+  async onStore(store: Buckets, op: (b: Buckets) => Promise<void>): Promise<void> {
+    if (store === this.shared && !this.up) return; // lost: the slot's lease expires, a charge is forgotten
+    try {
+      await op(store);
+    } catch (err) {
+      if (store === this.shared) this.markDown(err as Error);
+    }
+  }
+
+  /** @internal */
+  forgetSlot(slot: string): void {
+    this.heldShared.delete(slot);
+  }
+
+  private async renew(): Promise<void> {
+    if (!this.shared || !this.up || this.heldShared.size === 0) return;
+    try {
+      await this.shared.renew([...this.heldShared].map(([slot, name]) => [name, slot] as const));
+    } catch (err) {
+      this.markDown(err as Error);
+    }
+  }
+
+  private markDown(err: Error): void {
+    if (!this.up) return;
+    this.up = false;
+    this.events.storeUp?.(false);
+    this.log.warn(
+      { err: err.message, failureMode: this.failureMode },
+      this.failureMode === "open"
+        ? "rate-limit store unreachable: enforcing limits per replica until it returns"
+        : "rate-limit store unreachable: refusing requests of limited keys (503) until it returns",
+    );
+    this.prober = setInterval(() => void this.probe(), this.probeIntervalMs);
+    this.prober.unref();
+  }
+
+  private async probe(): Promise<void> {
+    try {
+      await this.shared!.ping();
+    } catch {
+      return;
+    }
+    if (this.up) return;
+    this.up = true;
+    clearInterval(this.prober);
+    this.prober = undefined;
+    this.events.storeUp?.(true);
+    this.log.info("rate-limit store reachable again: limits are shared across replicas");
   }
 
   stop(): void {
     clearInterval(this.sweeper);
-  }
-
-  private async withFallback<T>(op: (b: Buckets) => Promise<T>): Promise<T> {
-    if (this.shared) {
-      try {
-        const out = await op(this.shared);
-        if (this.degraded) {
-          this.degraded = false;
-          this.log.info("rate-limit store reachable again: limits are shared across replicas");
-        }
-        return out;
-      } catch (err) {
-        if (!this.degraded) {
-          this.degraded = true;
-          this.log.warn({ err: (err as Error).message }, "rate-limit store unreachable: enforcing limits per replica until it returns");
-        }
-      }
-    }
-    return op(this.local);
+    clearInterval(this.renewer);
+    clearInterval(this.prober);
   }
 }
+
+/**
+ * What one admitted request holds: its slot and, once its body is read, its token reservation. `end()` (the
+ * response closed) releases the slot; `settle()` (the handler learned the usage) settles the tokens. A request
+ * whose handler never settles (refused by validation, by routing, or failed upstream before answering) is refunded
+ * when the response has closed and SETTLE_GRACE_MS passed without a settlement.
+ */
+export class LimitTicket {
+  private reserved = 0;
+  private tokenStore: Buckets;
+  private settled = false;
+  private ended = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly key: ApiKeyRecord,
+    private readonly limits: KeyLimits,
+    private readonly store: Buckets,
+    private slot: string | undefined,
+    /** The x-ratelimit-* headers for the response. */
+    readonly headers: Record<string, string>,
+  ) {
+    this.tokenStore = store;
+  }
+
+  /** Tokens held for this request. */
+  get reservedTokens(): number {
+    return this.reserved;
+  }
+
+  /** Reserves `tokens` (capped at the bucket's size) or throws the 429 envelope; updates `headers`. */
+  async reserve(tokens: number): Promise<void> {
+    const tpm = this.limits.tpm;
+    if (!tpm || this.ended) return;
+    const want = Math.max(1, Math.min(Math.ceil(tokens), tpm));
+    const { out, store } = await this.limiter.run(this.key, (b) => b.reserve(this.key.name, tpm, want));
+    const headers = limitHeaders({ tpm }, out, this.limiter.windowMs);
+    Object.assign(this.headers, headers);
+    if (!out.allowed) throw this.limiter.refusal(this.key, this.limits, "tokens", out.waitMs, { ...this.headers });
+    this.reserved = want;
+    this.tokenStore = store;
+  }
+
+  /**
+   * The response's usage: charges the difference from the reservation. Without usage, a response that began
+   * (status 200) keeps its reservation as its charge (a stream cut before its usage chunk: what it used is
+   * unknown), any other is refunded.
+   */
+  async settle(usage: ReportedUsage | undefined, began: boolean): Promise<void> {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    const tpm = this.limits.tpm;
+    if (!tpm) return;
+    const used = usage ? (usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0)) : began ? this.reserved : 0;
+    const delta = used - this.reserved;
+    if (delta !== 0) await this.limiter.onStore(this.tokenStore, (b) => b.charge(this.key.name, tpm, delta));
+  }
+
+  /** The response closed, however: the slot goes back at once; unsettled tokens after a grace. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    const slot = this.slot;
+    if (slot) {
+      this.slot = undefined;
+      this.limiter.forgetSlot(slot);
+      void this.limiter.onStore(this.store, (b) => b.release(this.key.name, slot));
+    }
+    if (!this.settled && this.reserved > 0) {
+      this.timer = setTimeout(() => void this.settle(undefined, false), SETTLE_GRACE_MS);
+      this.timer.unref();
+    }
+  }
+}
+
+/** After the response closed, how long the handler has to report the usage before the reservation is refunded. */
+export const SETTLE_GRACE_MS = 2000;

@@ -64,8 +64,22 @@ export class GatewayMetrics {
 
   readonly rateLimited = new Counter({
     name: "gateway_rate_limit_refusals_total",
-    help: "Requests refused by per-key limits, by API key name and limit (requests or tokens).",
+    help: "Requests refused by per-key limits, by API key name and limit (requests, tokens, concurrency; store_unavailable when the shared store is down and the gateway fails closed).",
     labelNames: ["key", "limit"] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreUp = new Gauge({
+    name: "gateway_rate_limit_store_up",
+    help: "1 while the shared rate-limit store (Redis) answers and per-key limits hold across replicas; 0 while it does not (limits per replica, or refusals when failing closed). Absent without Redis.",
+    labelNames: ["store"] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreTransitions = new Counter({
+    name: "gateway_rate_limit_store_transitions_total",
+    help: "Times the shared rate-limit store became unreachable (to=down) or reachable again (to=up).",
+    labelNames: ["to"] as const,
     registers: [this.registry],
   });
 

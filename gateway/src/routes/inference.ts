@@ -67,8 +67,7 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
       ctx.log.promptTokens = usage?.prompt_tokens;
       ctx.log.completionTokens = usage?.completion_tokens;
       ctx.log.streamError = relayed.streamError;
-      const total = usage?.total_tokens ?? (usage?.prompt_tokens ?? 0) + (usage?.completion_tokens ?? 0);
-      await limiter.charge(key, total);
+      await limiter.settle(ctx.limitTicket, res, usage);
     } finally {
       keepAlive?.stop();
       body.release();

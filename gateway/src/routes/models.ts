@@ -5,31 +5,41 @@ import type { ModelPool } from "../upstream/model-pool";
 import { callerMayUse } from "../auth/middleware";
 import { contextOf } from "../http/request-context";
 
-function modelObject(pool: ModelPool, fallbackCreated: number) {
-  return { id: pool.model.id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };
+function modelObject(id: string, pool: ModelPool, fallbackCreated: number) {
+  return { id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };
 }
 
-/** GET /v1/models lists only what can serve now (a ready replica) and what the caller's key may use. */
+/**
+ * GET /v1/models lists only what can serve now (a ready replica) and what the caller's key may use: models, then
+ * the listed aliases (an alias is described by the model it would reach now).
+ */
 export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number): Router {
   const router = Router();
-  const visible = (req: Request, pool: ModelPool) => callerMayUse(contextOf(req.res!), pool.model.id);
+  const listedAliases = (req: Request) =>
+    registry
+      .aliases()
+      .filter(({ alias }) => alias.listed && callerMayUse(contextOf(req.res!), alias.id))
+      .flatMap(({ alias, pools }) => {
+        const ready = pools.find((p) => p.isReady);
+        return ready ? [modelObject(alias.id, ready, registry.loadedAt)] : [];
+      });
 
   router.get("/v1/models", (req, res) => {
-    const data = registry
+    const models = registry
       .all()
-      .filter((p) => p.isReady && visible(req, p))
-      .map((p) => modelObject(p, registry.loadedAt));
-    res.json({ object: "list", data });
+      .filter((p) => p.isReady && callerMayUse(contextOf(req.res!), p.model.id))
+      .map((p) => modelObject(p.model.id, p, registry.loadedAt));
+    res.json({ object: "list", data: [...models, ...listedAliases(req)] });
   });
 
   // Model ids may contain "/" (e.g. "Qwen/Qwen3-8B"), so the id is the rest of the path.
   router.get("/v1/models/{*id}", (req, res) => {
     const segments = (req.params as { id?: string[] | string }).id ?? [];
     const id = Array.isArray(segments) ? segments.join("/") : segments;
-    const pool = registry.get(id);
-    if (!pool || !visible(req, pool)) throw errors.modelNotFound(id);
-    if (!pool.isReady) throw errors.notReady(id, retryAfterNotReadySeconds);
-    res.json(modelObject(pool, registry.loadedAt));
+    const resolved = registry.resolve(id);
+    if (!resolved || !callerMayUse(contextOf(req.res!), id)) throw errors.modelNotFound(id);
+    if (!resolved.pool.isReady) throw errors.notReady(id, retryAfterNotReadySeconds);
+    res.json(modelObject(id, resolved.pool, registry.loadedAt));
   });
   return router;
 }

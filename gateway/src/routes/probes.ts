@@ -5,11 +5,13 @@ export interface ProbeState {
   started: boolean;
   /** True once shutdown began: readiness fails so the Service stops sending new traffic. */
   draining: boolean;
+  /** How per-key limits are enforced now (rate-limiter.ts): shown by readiness, never failing it. */
+  limits?: () => string;
 }
 
 export interface ProbeAnswer {
   status: number;
-  body: { status: string };
+  body: { status: string; limits?: string };
 }
 
 /** Liveness: the process answers at all. */
@@ -17,10 +19,17 @@ export function liveness(): ProbeAnswer {
   return { status: 200, body: { status: "ok" } };
 }
 
-/** Readiness: started (first health checks done) and not draining. */
+/**
+ * Readiness: started (first health checks done) and not draining. The detail `limits` says how per-key limits
+ * are enforced (`shared`, `per-replica`, or `unavailable` while Redis is down and the gateway fails closed); it
+ * does not fail readiness: every replica would lose Redis together, and clients would get no answer at all
+ * instead of a 503 envelope.
+ */
 export function readiness(state: ProbeState): ProbeAnswer {
   const ready = state.started && !state.draining;
-  return { status: ready ? 200 : 503, body: { status: ready ? "ready" : state.draining ? "draining" : "starting" } };
+  const body: ProbeAnswer["body"] = { status: ready ? "ready" : state.draining ? "draining" : "starting" };
+  if (state.limits) body.limits = state.limits();
+  return { status: ready ? 200 : 503, body };
 }
 
 /** The probe answer for `path`, if it is a probe path. */

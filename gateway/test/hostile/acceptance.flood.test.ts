@@ -67,7 +67,12 @@ hostileDescribe("acceptance: hostile floods with the production defaults", () =>
     expect(served).toBeGreaterThan(0);
     expect(report.opened + report.connectErrors).toBe(UPLOADS);
     expect(report.stillOpen).toBeLessThanOrEqual(UPLOADS - (report.codes.inflight_bytes_exceeded ?? 0));
-    expect(report.codes.inflight_bytes_exceeded).toBeGreaterThanOrEqual(1900);
+    // Refused means closed by the gateway while the upload went on. The answer of a few of them is lost to the
+    // reset the kernel sends when it closes a socket with unread bytes (the client sees ECONNRESET before it
+    // reads), so the count of refusals is the count of closes; every answer that did arrive names the budget.
+    expect(report.closedByServer).toBeGreaterThanOrEqual(1900);
+    expect(Object.keys(report.codes)).toEqual(["inflight_bytes_exceeded"]);
+    expect(report.codes.inflight_bytes_exceeded).toBeGreaterThanOrEqual(UPLOADS / 2);
     expect(await gw.metric("gateway_body_memory_bytes")).toBeLessThanOrEqual(16 * MiB);
     await attacker.release();
     await expectStillHealthy(gw, bound);

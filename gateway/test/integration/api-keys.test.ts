@@ -75,3 +75,29 @@ describe("API key lifecycle", () => {
     expect(h.rawLogs.join("\n")).not.toMatch(/sk-[A-Za-z0-9_-]{43}/);
   });
 });
+
+/** The documented promise with the production reload interval: a key removed from the file is refused within it. */
+describe("revocation with the default reload interval", () => {
+  it("refuses a removed key at most one reload interval (5 s) after the file changes", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "keys-"));
+    const file = join(dir, "keys.yaml");
+    const keep = generateApiKey();
+    const revoke = generateApiKey();
+    writeFileSync(file, stringify({ keys: [{ name: "keep", sha256: hashApiKey(keep) }, { name: "revoke", sha256: hashApiKey(revoke) }] }));
+    const h = await startHarness([{ id: "m" }], { settings: { keysFile: file } });
+    try {
+      const status = async (key: string) => (await h.fetch("/v1/models", { headers: { authorization: `Bearer ${key}` } })).status;
+      expect(await status(revoke)).toBe(200);
+      writeFileSync(file, stringify({ keys: [{ name: "keep", sha256: hashApiKey(keep) }] }));
+      const changed = Date.now();
+      while ((await status(revoke)) === 200) {
+        expect(Date.now() - changed).toBeLessThan(5000 + 1500); // the interval, and a margin for a loaded machine
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await status(revoke)).toBe(401);
+      expect(await status(keep)).toBe(200);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -6,6 +6,7 @@ import { errors } from "../../src/api/errors";
 import { hashApiKey } from "../../src/auth/api-keys";
 import { parseKeysFile } from "../../src/auth/keys-file";
 import { SETTINGS_ENV } from "../../src/config/settings";
+import { parseCatalog } from "../../src/config/load-catalog";
 import { VALIDATION_CODES } from "../../src/api/issue-messages";
 import { codeSpans, docBlocks, namedBlocks, readDoc, REPO_ROOT, run, section, tableWith } from "../support/doc-blocks";
 import { startHarness, type Harness } from "../support/harness";
@@ -18,7 +19,7 @@ import { startHarness, type Harness } from "../support/harness";
 
 const PAGE = readDoc("gateway-api.md");
 const BLOCKS = namedBlocks(PAGE);
-const HANDLED = ["keys-file", "key-mint", "sse-example", "stream-error", "error-envelope"];
+const HANDLED = ["keys-file", "key-mint", "sse-example", "stream-error", "error-envelope", "aliases"];
 
 function block(name: string): string {
   const b = BLOCKS.get(name);
@@ -62,6 +63,16 @@ describe("docs/gateway-api.md", () => {
   it("keeps `## Limits` and `## Errors` as headings of their own", () => {
     expect(PAGE).toMatch(/^## Limits$/m);
     expect(PAGE).toMatch(/^## Errors$/m);
+  });
+
+  it("the aliases example is a valid catalog section for the models it names", () => {
+    const { aliases } = parseYaml(block("aliases")) as { aliases: { models: string[] }[] };
+    const ids = [...new Set(aliases.flatMap((a) => a.models))];
+    const models = ids.map((id) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } }));
+    expect(parseCatalog({ models, aliases }).aliases).toEqual([
+      { id: "chat", models: ["llama-3-3-70b", "qwen3-8b"], listed: true },
+      { id: "chat-canary", models: ["qwen3-8b"], listed: false },
+    ]);
   });
 
   it("marks every code block, and this suite handles exactly the marked names", () => {

@@ -24,6 +24,38 @@ describe("model catalog", () => {
     expect(() => parseCatalog({ models: [{ ...model("a"), maxConcurency: 3 }] })).toThrow(/maxConcurency/);
   });
 
+  it("aliases name models of the catalog, of one category, under names of their own", () => {
+    const embedder = { ...model("e"), category: "embedder" };
+    const ok = parseCatalog({ models: [model("a"), model("b")], aliases: [{ id: "chat", models: ["b", "a"] }] });
+    expect(ok.aliases).toEqual([{ id: "chat", models: ["b", "a"], listed: true }]);
+    const bad = {
+      models: [model("a"), model("b"), embedder],
+      aliases: [
+        { id: "a", models: ["b"] },
+        { id: "x", models: ["a", "missing", "a"] },
+        { id: "x", models: ["b"] },
+        { id: "mixed", models: ["a", "e"] },
+        { id: "nested", models: ["x"] },
+        { id: "empty", models: [] },
+      ],
+    };
+    const message = (() => {
+      try {
+        parseCatalog(bad);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return "";
+    })();
+    expect(message).toMatch(/aliases\[0\]\.id: "a" is a model id/);
+    expect(message).toMatch(/aliases\[1\]\.models\[1\]: "missing" is not a model of the catalog/);
+    expect(message).toMatch(/aliases\[1\]\.models\[2\]: "a" is listed twice/);
+    expect(message).toMatch(/aliases\[2\]\.id: duplicate alias "x"/);
+    expect(message).toMatch(/aliases\[3\]\.models: mixes generative and embedder models/);
+    expect(message).toMatch(/aliases\[4\]\.models\[0\]: "x" is not a model of the catalog \(aliases cannot name aliases\)/);
+    expect(message).toMatch(/aliases\[5\]\.models: an alias names at least one model/);
+  });
+
   it("loads YAML and JSON files and reports the path on errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "catalog-"));
     const yamlPath = join(dir, "c.yaml");

@@ -5,7 +5,7 @@ import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { dashboardJson, selectDashboards } from "../dashboards";
 import { ERROR_LINE_REGEX, gatewayDashboard, logDashboards, metricsDashboards, podResourcesDashboard } from "./definitions";
 import { referencedMetrics, sourceOf } from "./metric-catalogue";
-import type { Dashboard } from "./model";
+import { GRAFANA_TIME_VARIABLES, withGrafanaTimes, type Dashboard } from "./model";
 import { promtool, withPromtool } from "../promtool-testing";
 
 type Tree = ReturnType<typeof logqlParser.parse>;
@@ -62,7 +62,7 @@ describe("dashboards", () => {
 
   test.each(metricsDashboards().map((d) => [d.title, d] as const))("%s: metrics datasource, PromQL parses", (_t, d) => {
     for (const p of d.panels) expect(p.datasource).toEqual({ type: "prometheus", uid: "metrics" });
-    for (const e of exprs(d)) expect({ e, errors: errors(promqlParser.parse(e)) }).toEqual({ e, errors: 0 });
+    for (const e of exprs(d)) expect({ e, errors: errors(promqlParser.parse(withGrafanaTimes(e))) }).toEqual({ e, errors: 0 });
   });
 
   test.each(metricsDashboards().map((d) => [d.title, d] as const))("%s: every metric is one its exporter exposes", (_t, d) => {
@@ -153,7 +153,7 @@ describe("dashboards", () => {
 
   test("every $variable an expression uses is defined by its dashboard", () => {
     for (const d of all) {
-      const defined = new Set(d.templating.list.map((v) => v.name));
+      const defined = new Set<string>([...d.templating.list.map((v) => v.name), ...GRAFANA_TIME_VARIABLES]);
       for (const e of exprs(d)) for (const [, name] of e.matchAll(/\$(\w+)/g)) expect([d.uid, name, defined.has(name ?? "")]).toEqual([d.uid, name, true]);
     }
   });

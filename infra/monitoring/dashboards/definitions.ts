@@ -301,6 +301,22 @@ export function gatewayDashboard(): Dashboard {
         unit: "reqps",
         w: 24,
       },
+      { type: "row", title: "Usage by key", exprs: [] },
+      {
+        type: "timeseries",
+        title: "Tokens per second by key",
+        exprs: [{ expr: `sum by (key, type) (rate(gateway_tokens_total{${m}}[5m]))`, legend: "{{key}} {{type}}" }],
+        unit: "short",
+        w: 12,
+      },
+      {
+        type: "table",
+        title: "Tokens by key and model over the dashboard's time range",
+        description: "What `npm run usage` reports for the same period (docs/operations.md): the increase of each key's counters, summed over gateway pods.",
+        exprs: [{ expr: `sum by (key, model, type) (increase(gateway_tokens_total{${m}}[$__range]))`, legend: "{{key}} {{model}} {{type}}" }],
+        unit: "short",
+        w: 12,
+      },
       { type: "row", title: "Model $model", repeat: "model", exprs: [] },
       {
         type: "timeseries",

@@ -5,6 +5,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { REPO_ROOT } from "../../platform/charts";
+import { withGrafanaTimes } from "./model";
 
 export interface MetricSource {
   readonly exposedBy: string;
@@ -113,8 +114,9 @@ export function metricSources(): MetricSource[] {
 }
 
 /** The metric names a PromQL expression selects, from Prometheus' own grammar. */
-export function referencedMetrics(expr: string): string[] {
+export function referencedMetrics(grafanaExpr: string): string[] {
   const out: string[] = [];
+  const expr = withGrafanaTimes(grafanaExpr);
   promqlParser.parse(expr).iterate({
     enter: (node) => {
       if (node.type.name === "Identifier" && node.node.parent?.type.name === "VectorSelector") out.push(expr.slice(node.from, node.to));

@@ -17,7 +17,13 @@ export interface Target {
   readonly expr: string;
   readonly legendFormat?: string;
   readonly datasource: DatasourceRef;
+  /** The log store's query model. */
   readonly queryType?: "range" | "instant";
+  /** The metrics server's query model: one instant evaluation (stat, table) or a range. */
+  readonly instant?: boolean;
+  readonly range?: boolean;
+  /** Tables: one row per series, labels as columns. */
+  readonly format?: "table";
 }
 
 export interface Panel {
@@ -77,6 +83,21 @@ export interface PanelSpec {
   readonly h?: number;
 }
 
+/** Grafana's built-in time variables (e.g. `$__range`, the dashboard's time range), always defined. */
+export const GRAFANA_TIME_VARIABLES = ["__range", "__interval", "__rate_interval"] as const;
+
+/** An expression as the metrics server receives it: Grafana replaces its time variables with durations first. */
+export function withGrafanaTimes(expr: string, duration = "5m"): string {
+  return expr.replace(new RegExp(`\\$(${GRAFANA_TIME_VARIABLES.join("|")})\\b`, "g"), duration);
+}
+
+/** Instant for a single figure per series (stat, table), a range otherwise, in the datasource's own fields. */
+function queryMode(ds: DatasourceRef, type: Panel["type"]): Pick<Target, "queryType" | "instant" | "range" | "format"> {
+  const instant = type === "stat" || type === "table";
+  if (ds.type === "loki") return { queryType: instant ? "instant" : "range" };
+  return { instant, range: !instant, ...(type === "table" ? { format: "table" as const } : {}) };
+}
+
 /** Lays out panels on Grafana's 24-column grid and numbers them. */
 export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): Panel[] {
   const ds = datasourceRef(kind);
@@ -134,7 +155,7 @@ export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): 
         expr: e.expr,
         ...(e.legend ? { legendFormat: e.legend } : {}),
         datasource: ds,
-        ...(spec.type === "stat" ? { queryType: "instant" as const } : { queryType: "range" as const }),
+        ...queryMode(ds, spec.type),
       })),
       fieldConfig: { defaults: spec.unit ? { unit: spec.unit } : {}, overrides: [] },
       options,

@@ -30,6 +30,8 @@ const NamedToolChoiceSchema = z.looseObject({
   function: z.looseObject({ name: z.string().min(1) }),
 });
 
+export const StreamOptionsSchema = z.looseObject({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() });
+
 export const ChatCompletionRequestSchema = z
   .looseObject({
     model: z.string().nullish(),
@@ -44,39 +46,19 @@ export const ChatCompletionRequestSchema = z
     seed: z.number().int().nullish(),
     stop: z.union([z.string(), z.array(z.string())]).nullish(),
     stream: z.boolean().nullish(),
-    stream_options: z
-      .looseObject({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() })
-      .nullish(),
+    stream_options: StreamOptionsSchema.nullish(),
     tools: z.array(ToolSchema).nullish(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), NamedToolChoiceSchema]).nullish(),
     /** vLLM sampling extension: keep generating past EOS until max_tokens (benchmarks use it). */
     ignore_eos: z.boolean().nullish(),
   })
   .superRefine((r, ctx) => {
-    const fail = (path: string, message: string): void => {
-      ctx.addIssue({ code: "custom", path: [path], message });
-    };
-    if (r.temperature != null) {
-      if (!Number.isFinite(r.temperature) || r.temperature < 0) fail("temperature", `temperature must be non-negative, got ${r.temperature}.`);
-      else if (r.temperature > 2) fail("temperature", `temperature must be in [0, 2], got ${r.temperature}.`);
-    }
-    if (r.top_p != null && !(r.top_p > 0 && r.top_p <= 1)) fail("top_p", `top_p must be in (0, 1], got ${r.top_p}.`);
-    for (const key of ["presence_penalty", "frequency_penalty"] as const) {
-      const v = r[key];
-      if (v != null && !(v >= -2 && v <= 2)) fail(key, `${key} must be in [-2, 2], got ${v}.`);
-    }
+    const fail = issueReporter(ctx);
+    checkSampling(r, fail);
     for (const key of ["max_tokens", "max_completion_tokens"] as const) {
       const v = r[key];
       if (v != null && v < 1) fail(key, `max_tokens must be at least 1, got ${v}.`);
     }
-    if (r.n != null) {
-      if (r.n < 1) fail("n", `n must be at least 1, got ${r.n}.`);
-      // Multiple choices are not simulated; say so rather than silently answering one.
-      else if (r.n > 1) fail("n", "n > 1 is not supported by the simulator.");
-    }
-    const stops = typeof r.stop === "string" ? [r.stop] : (r.stop ?? []);
-    if (stops.some((s) => s.length === 0)) fail("stop", "stop cannot contain an empty string.");
-    if (r.stream_options != null && r.stream !== true) fail("stream_options", "Stream options can only be defined when `stream=True`.");
     if (r.tool_choice != null && r.tool_choice !== "none" && r.tools == null) fail("tool_choice", "When using `tool_choice`, `tools` must be set.");
     if (r.tools != null && r.tools.length === 0) fail("tools", "`tools` must contain at least one tool.");
     if (r.tools != null && typeof r.tool_choice === "object" && r.tool_choice !== null) {
@@ -84,6 +66,46 @@ export const ChatCompletionRequestSchema = z
       if (!r.tools.some((t) => t.function.name === name)) fail("tool_choice", `The tool specified in \`tool_choice\` (${name}) does not match any of the specified \`tools\`.`);
     }
   });
+
+/** Reports a range failure on a field with vLLM's full sentence as the message. */
+export type FailFn = (path: string, message: string) => void;
+
+export function issueReporter(ctx: z.RefinementCtx): FailFn {
+  return (path, message) => ctx.addIssue({ code: "custom", path: [path], message });
+}
+
+/** The sampling fields chat and legacy completions share. */
+export interface SamplingFields {
+  temperature?: number | null;
+  top_p?: number | null;
+  presence_penalty?: number | null;
+  frequency_penalty?: number | null;
+  n?: number | null;
+  stop?: string | string[] | null;
+  stream?: boolean | null;
+  stream_options?: unknown;
+}
+
+/** vLLM's `SamplingParams._verify_args` ranges and `validate_stream_options`, with their messages. */
+export function checkSampling(r: SamplingFields, fail: FailFn): void {
+  if (r.temperature != null) {
+    if (!Number.isFinite(r.temperature) || r.temperature < 0) fail("temperature", `temperature must be non-negative, got ${r.temperature}.`);
+    else if (r.temperature > 2) fail("temperature", `temperature must be in [0, 2], got ${r.temperature}.`);
+  }
+  if (r.top_p != null && !(r.top_p > 0 && r.top_p <= 1)) fail("top_p", `top_p must be in (0, 1], got ${r.top_p}.`);
+  for (const key of ["presence_penalty", "frequency_penalty"] as const) {
+    const v = r[key];
+    if (v != null && !(v >= -2 && v <= 2)) fail(key, `${key} must be in [-2, 2], got ${v}.`);
+  }
+  if (r.n != null) {
+    if (r.n < 1) fail("n", `n must be at least 1, got ${r.n}.`);
+    // Multiple choices are not simulated; say so rather than silently answering one.
+    else if (r.n > 1) fail("n", "n > 1 is not supported by the simulator.");
+  }
+  const stops = typeof r.stop === "string" ? [r.stop] : (r.stop ?? []);
+  if (stops.some((s) => s.length === 0)) fail("stop", "stop cannot contain an empty string.");
+  if (r.stream_options != null && r.stream !== true) fail("stream_options", "Stream options can only be defined when `stream=True`.");
+}
 
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequestSchema>;
 export type ChatMessage = ChatCompletionRequest["messages"][number];
@@ -101,6 +123,6 @@ export function requestedMaxTokens(r: ChatCompletionRequest): number | null {
 }
 
 /** vLLM defaults `include_usage` to true once a `stream_options` object is present. */
-export function includeUsage(r: ChatCompletionRequest): boolean {
+export function includeUsage(r: { stream_options?: { include_usage?: boolean | null } | null }): boolean {
   return r.stream_options != null && r.stream_options.include_usage !== false;
 }

@@ -1,0 +1,27 @@
+import type { ApiKeyEntry } from "../auth/api-keys";
+import type { Catalog } from "../config/catalog";
+import type { GatewayMetrics } from "./metrics";
+
+/** The inference endpoints a model of each category answers (the `endpoint` label of its successful requests). */
+const ENDPOINTS_BY_CATEGORY: Record<Catalog["models"][number]["category"], readonly string[]> = {
+  generative: ["/v1/chat/completions"],
+  embedder: ["/v1/embeddings"],
+};
+
+/**
+ * Starts every usage series a key can move at zero: tokens per key, model and type, successful requests per key,
+ * model and endpoint. The metrics server's increase() counts from a series' first sample, so a series born with
+ * the traffic that created it loses that traffic (everything between a pod's start or a key's first request and
+ * the next scrape): per-key usage reports would come out short. Bounded: keys × the models each may use.
+ */
+export function seedUsageSeries(metrics: GatewayMetrics, keys: readonly Pick<ApiKeyEntry, "name" | "models">[], catalog: Catalog): void {
+  for (const key of keys) {
+    const allowed = key.models ? new Set(key.models) : undefined;
+    for (const model of catalog.models) {
+      if (allowed && !allowed.has(model.id)) continue;
+      // Looking a series up creates it at zero.
+      for (const type of ["prompt", "completion"]) metrics.tokens.series(model.id, key.name, type);
+      for (const endpoint of ENDPOINTS_BY_CATEGORY[model.category]) metrics.requests.series(model.id, endpoint, "200", key.name);
+    }
+  }
+}
