@@ -16,6 +16,8 @@ import { Accounting } from "./observability/accounting";
 import type { LogSampler } from "./observability/log-sampler";
 import type { Logger } from "./observability/logger";
 import type { GatewayMetrics } from "./observability/metrics";
+import { followUpRoutes } from "./responses/follow-ups";
+import type { ResponseIds } from "./responses/response-ids";
 import { inferenceRoutes } from "./routes/inference";
 import { modelRoutes } from "./routes/models";
 import { probeRoutes, type ProbeState } from "./routes/probes";
@@ -36,6 +38,8 @@ export interface AppDeps {
   /** Requests in progress, gateway-wide and per key (a budget counted in requests). */
   inFlight: KeyedBudget;
   metrics: GatewayMetrics;
+  /** Ids of stored responses (the Responses API): minted per response, read by its follow-ups. */
+  responseIds: ResponseIds;
 }
 
 /**
@@ -58,12 +62,25 @@ export function createApp(deps: AppDeps): Express {
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
+  const upstreamOptions = {
+    dispatcher: deps.dispatcher,
+    upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
+    headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
+    idleTimeoutMs: settings.upstreamIdleTimeoutMs,
+    retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,
+    retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
+    clientStallTimeoutMs: settings.clientStallTimeoutMs,
+    answerStallTimeoutMs: settings.answerStallTimeoutMs,
+    answerBudget: deps.answerBudget,
+    answerRefused: refused,
+  };
   const inference = inferenceRoutes(
     {
       registry: deps.registry,
       limiter: deps.limiter,
       metrics: deps.metrics,
       admit,
+      responseIds: deps.responseIds,
       options: {
         dispatcher: deps.dispatcher,
         upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
@@ -90,6 +107,7 @@ export function createApp(deps: AppDeps): Express {
   app.use("/v1", auth);
   app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
   app.use(inference.router);
+  app.use(followUpRoutes({ registry: deps.registry, limiter: deps.limiter, ids: deps.responseIds, options: upstreamOptions }));
   app.use((req, _res) => {
     throw errors.unknownUrl(req.method, req.path);
   });

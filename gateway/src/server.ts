@@ -18,6 +18,8 @@ import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
 import { seedUsageSeries } from "./observability/usage-series";
+import { responseIdSecret } from "./responses/id-secret";
+import { ResponseIds } from "./responses/response-ids";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
@@ -134,7 +136,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
   const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
   const sampler = new LogSampler(settings.logLinesPerSecond, log);
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics });
+  const responseIds = new ResponseIds(await responseIdSecret(settings.responseIdSecret, redis, log));
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),

@@ -247,6 +247,53 @@ export const errors = {
   streamInterrupted: (model: string, detail: string) =>
     new ApiError(502, `Model \`${model}\`: ${detail}.`, "server_error", "upstream_stream_interrupted"),
 
+  /** An id the gateway did not mint, or another key's stored response (one answer for both: ids are not revealed). */
+  responseNotFound: (id: string, param = "response_id") =>
+    new ApiError(404, `Response with id '${clientText(id, 128)}' not found.`, "invalid_request_error", "response_not_found", param),
+
+  /** The replica that stored the response is no longer among the model's replicas: what it stored went with it. */
+  responseReplicaGone: (id: string, param = "response_id") =>
+    new ApiError(
+      404,
+      `Response '${clientText(id, 128)}' was stored by a model server replica that is gone (stopped, replaced or scaled down); what it stored is lost. Send the conversation again as input, without previous_response_id.`,
+      "invalid_request_error",
+      "response_replica_gone",
+      param,
+      { "x-should-retry": "false" },
+    ),
+
+  /** The replica that stored the response is known but not ready (failing health checks): it may come back. */
+  responseReplicaUnavailable: (id: string, retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      `The model server replica that stores response '${clientText(id, 128)}' is not ready. Retry after ${retryAfterSeconds}s.`,
+      "service_unavailable_error",
+      "response_replica_unavailable",
+      null,
+      retryAfterHeaders(retryAfterSeconds),
+    ),
+
+  /** A follow-up names another model than the one that stored the response (a replica serves one model). */
+  responseModelMismatch: (id: string, model: string) =>
+    new ApiError(
+      400,
+      `Response '${clientText(id, 128)}' was made by model \`${model}\`; continue it with that model.`,
+      "invalid_request_error",
+      "response_model_mismatch",
+      "previous_response_id",
+    ),
+
+  /** DELETE of a stored response: vLLM cannot delete one (it answers 405 there), so neither can the gateway. */
+  responseNotDeletable: () =>
+    new ApiError(
+      405,
+      "Stored responses cannot be deleted: vLLM serves no DELETE for /v1/responses/{id}. A stored response stays in its replica's memory until it is evicted; send `store: false` to keep a response from being stored.",
+      "invalid_request_error",
+      "method_not_allowed",
+      null,
+      { allow: "GET" },
+    ),
+
   internal: () =>
     new ApiError(500, "The server had an error while processing your request.", "server_error", "internal_error"),
 };

@@ -172,6 +172,12 @@ const SettingsObject = z.strictObject({
    * client's key, never logged. Unset: no Authorization header upstream.
    */
   upstreamApiKey: z.string().min(1).optional(),
+  /**
+   * Secret of the Responses API's response ids (which carry the replica holding a stored response and a MAC of
+   * the key that owns it): the same on every gateway replica, kept across restarts. Unset: shared through Redis
+   * when GATEWAY_REDIS_URL is set, else random per process (follow-ups then work only through that process).
+   */
+  responseIdSecret: z.string().min(16, "GATEWAY_RESPONSE_ID_SECRET must be at least 16 characters").optional(),
   /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
   redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
   /**
@@ -253,6 +259,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   keysFile: "GATEWAY_KEYS_FILE",
   keysReloadIntervalMs: "GATEWAY_KEYS_RELOAD_MS",
   redisUrl: "GATEWAY_REDIS_URL",
+  responseIdSecret: "GATEWAY_RESPONSE_ID_SECRET",
   redisFailureMode: "GATEWAY_REDIS_FAILURE_MODE",
   redisTimeoutMs: "GATEWAY_REDIS_TIMEOUT_MS",
   keyMaxConcurrent: "GATEWAY_KEY_MAX_CONCURRENT",

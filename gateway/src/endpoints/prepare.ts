@@ -20,6 +20,8 @@ export interface PreparedRequest {
   clientWantsUsage: boolean;
   body: HeldBody;
   pick: PickContext;
+  /** The stored response the request continues (`previous_response_id`), if any. */
+  continues?: string;
 }
 
 /** Which of ACTED_ON the body holds more than once (keys compared decoded: "mod\u0065l" is "model"). */
@@ -42,7 +44,14 @@ function repeatedMembers(members: readonly JsonMember[]): Set<string> {
  * as this returns, before the request waits for a replica or an answer. The body goes upstream as the client's
  * own bytes with `model` mapped and the members the endpoint rewrites replaced: unknown fields pass untouched.
  */
-export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: RequestContext, registry: ModelRegistry): PreparedRequest {
+export function prepareRequest(
+  spec: EndpointSpec,
+  admitted: AdmittedBody,
+  ctx: RequestContext,
+  registry: ModelRegistry,
+  /** Members the route sets itself (key -> JSON text), e.g. the response id it chose. */
+  extra: Readonly<Record<string, string>> = {},
+): PreparedRequest {
   const parsed = parseBody(spec.schema, admitted.json);
   if (!parsed.ok) throw parsed.error;
   const request = parsed.value;
@@ -70,7 +79,7 @@ export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: 
   const repeated = repeatedMembers(admitted.members);
   const replace: Record<string, string> = {};
   if (pool.upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(pool.upstreamModel);
-  Object.assign(replace, spec.upstreamMembers(request, repeated));
+  Object.assign(replace, spec.upstreamMembers(request, repeated), extra);
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
   return {
@@ -81,5 +90,6 @@ export function prepareRequest(spec: EndpointSpec, admitted: AdmittedBody, ctx: 
     body: new HeldBody(bytes, admitted.lease),
     // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
     pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request)) } : {},
+    continues: spec.continues?.(request),
   };
 }

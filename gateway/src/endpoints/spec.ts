@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import type { ApiError } from "../api/errors";
 import type { ModelCategory } from "../config/catalog";
 
 /** Token counts as the model servers report them (`usage`). */
@@ -22,6 +23,12 @@ export interface StreamEventFacts {
   /** The payload only carries usage the client did not ask for: not sent on. */
   drop: boolean;
   usage?: Usage;
+  /** `parsed` was changed (fields stripped): it is sent re-serialized instead of the model server's bytes. */
+  rewritten?: boolean;
+  /** The last event of a complete stream, for streams that end without `[DONE]` (the Responses API). */
+  final?: boolean;
+  /** The stream failed in band: the model server's own error event (passed on as it came). */
+  error?: string;
 }
 
 /**
@@ -56,8 +63,19 @@ export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
    * errors, usage), else undefined: most token chunks go through as they came, unparsed.
    */
   streamEvent(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: boolean): StreamEventFacts;
-  /** Whether a payload must be parsed for `streamEvent` (it may carry usage). */
+  /** Whether a payload must be parsed for `streamEvent` (it may carry usage, or something to strip or to see). */
   mayCarryUsage(data: string): boolean;
+  /** Cleans a whole (non-streamed) answer in place before it is sent; true when it changed (it is re-serialized). */
+  cleanAnswer?(answer: Record<string, unknown>): boolean;
+  /**
+   * How a stream the model server broke off ends for the client, given the error and the events sent so far.
+   * Default: an error event in the envelope, then `data: [DONE]` (chat, completions).
+   */
+  streamBroken?(err: ApiError, eventsSent: number): string;
+  /** Set when the endpoint's answers are stored at the model server (the Responses API): ids are minted by the gateway. */
+  readonly storesResponses?: boolean;
+  /** The stored response a request continues (`previous_response_id`), which pins it to that response's replica. */
+  continues?(request: R): string | undefined;
 }
 
 export function asUsage(v: unknown): Usage | undefined {
@@ -65,4 +83,4 @@ export function asUsage(v: unknown): Usage | undefined {
 }
 
 /** Top-level members every endpoint's routing acts on: rewritten when a client repeats them. */
-export const ACTED_ON: ReadonlySet<string> = new Set(["model", "stream", "stream_options"]);
+export const ACTED_ON: ReadonlySet<string> = new Set(["model", "stream", "stream_options", "previous_response_id"]);

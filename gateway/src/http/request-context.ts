@@ -17,6 +17,8 @@ export interface RequestLogFields {
   completionTokens?: number;
   errorCode?: string | null;
   streamError?: string;
+  /** The Responses API: the id of the response made (the gateway chose it), or the one a follow-up asked for. */
+  responseId?: string;
   /** The client stopped reading and was disconnected after the stall timeout. */
   clientStalled?: boolean;
 }

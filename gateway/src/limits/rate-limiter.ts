@@ -49,13 +49,16 @@ export interface ReportedUsage {
   total_tokens?: number;
 }
 
+/** `max_tokens` of a legacy completion that sets none. */
+const LEGACY_DEFAULT_MAX_TOKENS = 16;
+
 /** Bytes of request JSON per token, for the prompt estimate: about 4 characters per token, JSON syntax included, errs high. */
 const BYTES_PER_TOKEN = 4;
 
 /**
  * Tokens a request may use, reserved at admission: its prompt (estimated from the body's size) plus the
- * completion it asked for at most (`max_completion_tokens`, `max_tokens` or `max_output_tokens`, times `n`), or
- * `ceiling` when it set none. Embeddings generate nothing.
+ * completion it asked for at most (`max_completion_tokens`, `max_tokens` or `max_output_tokens` of the Responses
+ * API, times `n`), or `ceiling` when it set none (16 for a legacy completion, its default). Embeddings generate nothing.
  */
 export function tokensToReserve(json: unknown, bodyBytes: number, path: string, ceiling: number): number {
   const prompt = Math.ceil(bodyBytes / BYTES_PER_TOKEN);
@@ -63,7 +66,9 @@ export function tokensToReserve(json: unknown, bodyBytes: number, path: string, 
   const o = (json && typeof json === "object" ? json : {}) as Record<string, unknown>;
   const asked = [o.max_completion_tokens, o.max_tokens, o.max_output_tokens].find((v): v is number => typeof v === "number" && Number.isFinite(v) && v > 0);
   const n = typeof o.n === "number" && Number.isInteger(o.n) && o.n > 1 ? Math.min(o.n, 128) : 1;
-  return prompt + Math.ceil(asked ?? ceiling) * n;
+  // Legacy completions default to 16 tokens when max_tokens is absent (OpenAI's and vLLM's default; null is unbounded).
+  const fallback = path.endsWith("/v1/completions") && !("max_tokens" in o) ? LEGACY_DEFAULT_MAX_TOKENS : ceiling;
+  return prompt + Math.ceil(asked ?? fallback) * n;
 }
 
 function limitHeaders(key: KeyLimits, r: { requestsLevel?: number; tokensLevel?: number }, windowMs: number): Record<string, string> {

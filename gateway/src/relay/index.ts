@@ -90,6 +90,7 @@ export async function relayAnswer(upstream: Dispatcher.ResponseData, call: Relay
     stallMs: opts.answerStallTimeoutMs,
     signal: call.signal,
     refused: opts.answerRefused,
+    clean: call.spec.cleanAnswer,
   });
   return { status, usage: call.spec.usageOf(answer) };
 }

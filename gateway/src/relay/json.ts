@@ -22,6 +22,8 @@ export interface AnswerRelay {
   /** Aborted when the client goes away. */
   signal: AbortSignal;
   refused(reason: "answer_key_memory" | "answer_gateway_memory"): void;
+  /** The endpoint's cleaning of a held answer (see EndpointSpec.cleanAnswer); true when it changed it. */
+  clean?(answer: Record<string, unknown>): boolean;
 }
 
 /** Maps a failure while reading the model server's answer to what the client gets (or nothing, if it left). */
@@ -104,7 +106,12 @@ function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): Record<string, unkno
   const { error } = answer as { error?: unknown };
   // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
   if (error) throw normalizeUpstreamError(500, { error }, relay.modelId);
-  const out = relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes;
+  let out: Buffer;
+  if (relay.clean?.(answer as Record<string, unknown>)) {
+    // Cleaned: the parsed answer is what goes out (`model` rewritten in it).
+    if (relay.rewriteModel) (answer as Record<string, unknown>).model = relay.modelId;
+    out = Buffer.from(JSON.stringify(answer));
+  } else out = relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes;
   const { res } = relay;
   res.statusCode = 200;
   res.setHeader("content-type", JSON_TYPE);

@@ -36,6 +36,8 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
   let done = false;
   let streamError: string | undefined;
   let idle = false;
+  /** Events sent on (the Responses API numbers its events: an error event the gateway adds continues the count). */
+  let sent = 0;
   /** What one upstream chunk turns into, written at once. */
   let out = "";
 
@@ -68,10 +70,15 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     }
     const facts = spec.streamEvent(data, parsed, relay.clientWantsUsage);
     if (facts.usage) usage = facts.usage;
+    if (facts.error) streamError = facts.error;
+    if (facts.final) done = true;
     if (facts.drop) return;
     if (facts.token) relay.tokens.token();
-    if (parsed && rewriteModel) {
-      parsed.model = modelId;
+    // Named events (the Responses API's `event: response.output_text.delta`) keep their names.
+    if (ev.event) out += `event: ${ev.event}\n`;
+    sent++;
+    if (parsed && (rewriteModel || facts.rewritten)) {
+      if (rewriteModel) parsed.model = modelId;
       out += `data: ${JSON.stringify(parsed)}\n\n`;
     } else out += `data: ${data}\n\n`;
   };
@@ -97,7 +104,7 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     if (!done) {
       streamError ??= "the model server ended the stream without [DONE]";
       const apiErr = idle ? errors.streamIdle(modelId) : errors.streamInterrupted(modelId, streamError);
-      out += sseErrorEvent(apiErr) + SSE_DONE;
+      out += spec.streamBroken ? spec.streamBroken(apiErr, sent) : sseErrorEvent(apiErr) + SSE_DONE;
     }
     res.end(out || undefined);
   }

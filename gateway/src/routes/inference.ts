@@ -1,16 +1,19 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ENDPOINTS } from "../endpoints";
-import { prepareRequest } from "../endpoints/prepare";
+import { errors } from "../api/errors";
+import { prepareRequest, type PreparedRequest } from "../endpoints/prepare";
 import type { EndpointSpec } from "../endpoints/spec";
 import { takeAdmittedBody } from "../http/admission";
 import type { RouteChain } from "../http/exact-routes";
-import { contextOf } from "../http/request-context";
+import { contextOf, type RequestContext } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
 import { relayAnswer, type RelayOptions } from "../relay";
 import { SseKeepAlive } from "../relay/keep-alive";
+import { RESPONSE_STAMP_LENGTH, type ResponseIds } from "../responses/response-ids";
 import type { ModelRegistry } from "../upstream/registry";
-import { send, type SendOptions } from "../upstream/send";
+import type { Replica } from "../upstream/replica";
+import { send, type SendOptions, type UpstreamCall } from "../upstream/send";
 
 export interface InferenceOptions extends SendOptions, RelayOptions {
   /** Streaming: after this long without an upstream response, send SSE headers and keep-alive comments. */
@@ -24,6 +27,8 @@ export interface InferenceDeps {
   /** Admission: per-key limits, body memory and the bounded body read. */
   admit: RequestHandler;
   options: InferenceOptions;
+  /** Mints and reads stored responses' ids (the Responses API). */
+  responseIds: ResponseIds;
 }
 
 /**
@@ -36,8 +41,13 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
   const { registry, limiter, metrics, options } = deps;
   return async (req: Request, res: Response) => {
     const ctx = contextOf(res);
-    const { model, pool, stream, clientWantsUsage, body, pick } = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry);
     const key = ctx.key!;
+    const ids = spec.storesResponses ? deps.responseIds : undefined;
+    // The gateway chooses a stored response's id (vLLM's `request_id`): it names the replica that will hold it.
+    const placeholder = ids?.placeholder();
+    const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {});
+    const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
+    const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
     const perModel = metrics.forModel(model);
 
     const abort = new AbortController();
@@ -48,7 +58,7 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
     perModel.inFlight.inc();
     const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
     try {
-      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried }, options);
+      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, ...sticky }, options);
       keepAlive?.stop();
       ctx.log.attempts = sent.attempts;
       ctx.log.replica = sent.replica?.url;
@@ -73,6 +83,31 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
       body.release();
       perModel.inFlight.dec();
     }
+  };
+}
+
+/**
+ * A stored response's routing: a follow-up (`previous_response_id`) is pinned to the replica holding the response
+ * it continues, and each attempt stamps the new response's id with the replica it goes to and the key that owns it.
+ */
+function stickiness(ids: ResponseIds, placeholder: string, prepared: PreparedRequest, ctx: RequestContext, deps: InferenceDeps): Partial<UpstreamCall> {
+  const key = ctx.key!;
+  let pinned: Replica | undefined;
+  if (prepared.continues) {
+    const home = ids.locate(prepared.continues, key.name, deps.registry, "previous_response_id", deps.options.retryAfterNotReadySeconds);
+    if (home.pool !== prepared.pool) throw errors.responseModelMismatch(prepared.continues, home.pool.model.id);
+    pinned = home.replica;
+  }
+  const at = prepared.body.find(placeholder) + placeholder.length - RESPONSE_STAMP_LENGTH;
+  const continues = prepared.continues;
+  return {
+    pinned,
+    unavailable: continues ? () => errors.responseReplicaUnavailable(continues, deps.options.retryAfterNotReadySeconds) : undefined,
+    beforeAttempt: (replica) => {
+      const stamp = ids.stamp(placeholder, replica.url, key.name);
+      prepared.body.overwrite(at, stamp);
+      ctx.log.responseId = placeholder.slice(0, placeholder.length - RESPONSE_STAMP_LENGTH) + stamp;
+    },
   };
 }
 

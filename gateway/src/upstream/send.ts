@@ -20,6 +20,12 @@ export interface UpstreamCall {
   pick: PickContext;
   /** Told when a request is retried on another replica. */
   retried?(): void;
+  /** Only this replica may serve it (a follow-up of a response it stores): no other is tried. */
+  pinned?: Replica;
+  /** The error when no replica can take it (default: 503 `model_not_ready`). */
+  unavailable?(): Error;
+  /** Called with the replica each attempt goes to, before the body is sent (e.g. to stamp the response id). */
+  beforeAttempt?(replica: Replica): void;
 }
 
 export interface SendOptions {
@@ -77,8 +83,9 @@ export function errorCode(err: unknown): string | undefined {
  */
 export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answered | Abandoned> {
   const { pool } = call;
-  const tried = new Set<Replica>();
-  const maxAttempts = Math.min(2, Math.max(1, pool.replicas.length));
+  // A pinned request counts every other replica as tried already: the pick can only be the pinned one.
+  const tried = new Set<Replica>(call.pinned ? pool.replicas.filter((r) => r !== call.pinned) : []);
+  const maxAttempts = call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length));
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(call.body.length),
@@ -95,12 +102,12 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       return { answered: false, attempts: attempt };
     }
     if (!picked.ok) {
-      throw picked.reason === "saturated" && tried.size === 0
-        ? errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds)
-        : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+      if (picked.reason === "saturated" && attempt === 1) throw errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds);
+      throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
     }
     const replica = picked.replica;
     tried.add(replica);
+    call.beforeAttempt?.(replica);
     try {
       const upstream = await request(replica.url + call.path, {
         method: "POST",
@@ -127,7 +134,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
           call.retried?.();
           continue;
         }
-        throw errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+        throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
       }
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }

@@ -28,6 +28,18 @@ export class HeldBody {
     return this.bytes !== undefined;
   }
 
+  /** Where `text` first occurs in the bytes (-1 if nowhere, or once let go). */
+  find(text: string): number {
+    return this.bytes ? this.bytes.indexOf(text, 0, "latin1") : -1;
+  }
+
+  /** Overwrites bytes in place at `offset` (the same length), before an attempt sends them; false once let go. */
+  overwrite(offset: number, text: string): boolean {
+    if (!this.bytes) return false;
+    this.bytes.write(text, offset, "latin1");
+    return true;
+  }
+
   /** One attempt's body: the bytes, released once the upstream request has read them all. */
   stream(): Readable {
     let bytes = this.bytes;
