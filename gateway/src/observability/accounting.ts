@@ -7,7 +7,15 @@ import type { GatewayMetrics } from "./metrics";
 
 /** Paths never logged nor counted: the probes (the operations listener has its own). */
 const UNACCOUNTED = new Set(["/healthz", "/readyz", "/metrics"]);
-const ENDPOINTS = new Set(["/v1/chat/completions", "/v1/embeddings", "/v1/models"]);
+const ENDPOINTS = new Set(["/v1/chat/completions", "/v1/embeddings", "/v1/completions", "/v1/responses", "/v1/models"]);
+
+/** The `endpoint` label of a path: known paths as they are, parameterised ones by their pattern, else "other". */
+export function endpointLabel(path: string): string {
+  if (ENDPOINTS.has(path)) return path;
+  if (path.startsWith("/v1/models/")) return "/v1/models/{id}";
+  if (path.startsWith("/v1/responses/")) return path.endsWith("/cancel") ? "/v1/responses/{id}/cancel" : "/v1/responses/{id}";
+  return "other";
+}
 
 /**
  * The last layer: when a response closes, one JSON log line and the request's metrics. The key appears by name
@@ -37,7 +45,7 @@ export class Accounting {
   private count(res: ServerResponse, ctx: RequestContext, path: string, finished: boolean, durationMs: number): void {
     const fields = ctx.log;
     const model = ctx.modelId ?? (fields.model ? "unknown" : "");
-    const endpoint = ENDPOINTS.has(path) ? path : path.startsWith("/v1/models/") ? "/v1/models/{id}" : "other";
+    const endpoint = endpointLabel(path);
     const key = ctx.key?.name ?? "";
     this.metrics.requests.series(model, endpoint, finished ? String(res.statusCode) : "499", key).inc();
     if (ctx.modelId && endpoint !== "/v1/models") {

@@ -4,7 +4,7 @@ import type { GatewayMetrics } from "./metrics";
 
 /** The inference endpoints a model of each category answers (the `endpoint` label of its successful requests). */
 const ENDPOINTS_BY_CATEGORY: Record<Catalog["models"][number]["category"], readonly string[]> = {
-  generative: ["/v1/chat/completions"],
+  generative: ["/v1/chat/completions", "/v1/completions", "/v1/responses"],
   embedder: ["/v1/embeddings"],
 };
 

@@ -251,7 +251,7 @@ function quantiles(metric: string, by: string, selector: string) {
  */
 export function gatewayDashboard(): Dashboard {
   const m = `model=~"$model"`;
-  const inference = `endpoint=~"/v1/chat/completions|/v1/embeddings", ${m}`;
+  const inference = `endpoint=~"/v1/chat/completions|/v1/completions|/v1/responses|/v1/embeddings", ${m}`;
   // One row per model: inside it `$model` is that model alone.
   const one = `model="$model"`;
   return dashboard({
