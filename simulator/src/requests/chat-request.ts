@@ -122,6 +122,14 @@ export function requestedMaxTokens(r: ChatCompletionRequest): number | null {
   return r.max_completion_tokens ?? r.max_tokens ?? null;
 }
 
+/**
+ * vLLM's `continuous_usage_stats`: every chunk carries the usage so far (it takes effect only with
+ * `include_usage`), so a stream cut short still says how many tokens it used.
+ */
+export function continuousUsage(r: { stream_options?: { include_usage?: boolean | null; continuous_usage_stats?: boolean | null } | null }): boolean {
+  return includeUsage(r) && r.stream_options?.continuous_usage_stats === true;
+}
+
 /** vLLM defaults `include_usage` to true once a `stream_options` object is present. */
 export function includeUsage(r: { stream_options?: { include_usage?: boolean | null } | null }): boolean {
   return r.stream_options != null && r.stream_options.include_usage !== false;

@@ -3,7 +3,7 @@ import { renderChatPrompt } from "../chat-prompt";
 import { type CompletionPlan, planCompletion, plannedTokenCount, promptPrng } from "../completion-plan";
 import { badRequest } from "../errors";
 import { nowMs } from "../latency";
-import { ChatCompletionRequestSchema, includeUsage, requestedMaxTokens } from "../requests/chat-request";
+import { ChatCompletionRequestSchema, continuousUsage, includeUsage, requestedMaxTokens } from "../requests/chat-request";
 import { parseRequest } from "../requests/validation";
 import { tokenize } from "../tokenizer";
 import { checkContextLength } from "../context-length";
@@ -44,6 +44,8 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     const base = { id: `chatcmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
 
     const stream = request.stream === true;
+    // continuous_usage_stats: the usage after `n` generated tokens, on every chunk.
+    const running = continuousUsage(request) ? (n: number): Usage => ({ prompt_tokens: promptTokens.length, completion_tokens: n, total_tokens: promptTokens.length + n }) : undefined;
     const results = await runGeneration({
       ctx,
       req,
@@ -51,13 +53,13 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       arrivalMs,
       stream,
       faults,
-      jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i) }],
+      jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i, running) }],
     });
     if (!results) return;
 
     ctx.metrics.requestFinished(plan.finishReason === "length" ? "length" : "stop", (nowMs() - arrivalMs) / 1000);
     if (stream) {
-      writeEvent(res, chunk(base, [{ index: 0, delta: {}, logprobs: null, finish_reason: plan.finishReason, stop_reason: null }]));
+      writeEvent(res, withUsage(chunk(base, [{ index: 0, delta: {}, logprobs: null, finish_reason: plan.finishReason, stop_reason: null }]), running?.(outputTokens)));
       if (includeUsage(request)) writeEvent(res, { ...chunk(base, []), usage });
       writeDone(res);
       res.end();
@@ -78,9 +80,14 @@ function chunk(base: ChunkBase, choices: unknown[]) {
   return { id: base.id, object: "chat.completion.chunk", created: base.created, model: base.model, choices };
 }
 
+/** A chunk with vLLM's continuous usage (its last member, as vLLM serializes it), when asked for. */
+function withUsage<T extends object>(c: T, usage: Usage | undefined): T | (T & { usage: Usage }) {
+  return usage ? { ...c, usage } : c;
+}
+
 /** Token i of the plan as a stream chunk; the first token is preceded by vLLM's role chunk. */
-function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i: number): void {
-  if (i === 0) writeEvent(res, chunk(base, [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]));
+function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i: number, running?: (n: number) => Usage): void {
+  if (i === 0) writeEvent(res, withUsage(chunk(base, [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]), running?.(0)));
   let delta: Record<string, unknown>;
   if (plan.mode === "text") {
     delta = { content: plan.pieces[i] ?? "" };
@@ -89,7 +96,7 @@ function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i
   } else {
     delta = { tool_calls: [{ index: 0, function: { arguments: plan.argumentPieces[i - 1] ?? "" } }] };
   }
-  writeEvent(res, chunk(base, [{ index: 0, delta, logprobs: null, finish_reason: null }]));
+  writeEvent(res, withUsage(chunk(base, [{ index: 0, delta, logprobs: null, finish_reason: null }]), running?.(i + 1)));
 }
 
 function completionBody(base: ChunkBase, plan: CompletionPlan, usage: Usage) {

@@ -4,7 +4,7 @@ import { checkContextLength } from "../context-length";
 import { badRequest } from "../errors";
 import { nowMs } from "../latency";
 import type { ChatCompletionRequest } from "../requests/chat-request";
-import { includeUsage } from "../requests/chat-request";
+import { continuousUsage, includeUsage } from "../requests/chat-request";
 import { type CompletionPrompt, completionMaxTokens, completionPrompts, type CompletionRequest, CompletionRequestSchema } from "../requests/completions-request";
 import { parseRequest } from "../requests/validation";
 import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveModel, type SimulatorContext, unixSeconds } from "./context";
@@ -39,6 +39,7 @@ export function completionsHandler(ctx: SimulatorContext) {
     const base = { id: `cmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
     const echo = request.echo === true;
     const stream = request.stream === true;
+    const running = continuousUsage(request);
     const results = await runGeneration({
       ctx,
       req,
@@ -53,7 +54,10 @@ export function completionsHandler(ctx: SimulatorContext) {
           // vLLM puts the finish reason on the last token's chunk (no separate finish chunk as in chat).
           const last = i === choice.pieces.length - 1;
           const text = (echo && i === 0 ? choice.prompt.text : "") + (choice.pieces[i] ?? "");
-          writeEvent(res, streamChunk(base, index, text, last ? choice.finishReason : null));
+          const chunk = streamChunk(base, index, text, last ? choice.finishReason : null);
+          // continuous_usage_stats: this choice's prompt and the tokens it generated so far.
+          if (running) chunk.usage = { prompt_tokens: choice.prompt.tokens.length, completion_tokens: i + 1, total_tokens: choice.prompt.tokens.length + i + 1 };
+          writeEvent(res, chunk);
         },
       })),
     });
@@ -130,7 +134,7 @@ interface ChunkBase {
 }
 
 /** vLLM serializes completion chunks with every field, nulls included (`exclude_unset=False`). */
-function streamChunk(base: ChunkBase, index: number, text: string, finishReason: string | null) {
+function streamChunk(base: ChunkBase, index: number, text: string, finishReason: string | null): { usage: Record<string, number> | null } & Record<string, unknown> {
   return {
     id: base.id,
     object: "text_completion",
