@@ -1,6 +1,7 @@
 import { promptText } from "../upstream/prefix-index";
 import { ChatCompletionRequestSchema, type ChatCompletionRequest } from "../api/schemas";
-import { asUsage, type EndpointRequest, type EndpointSpec, type StreamEventFacts } from "./spec";
+import { asUsage, type EndpointRequest, type EndpointSpec, type StreamEventFacts, type UsageWanted } from "./spec";
+import { cutUsage, isUsageOnly } from "./stream-usage";
 
 /**
  * Whether an OpenAI-style chunk carries generated output: content deltas carry text (the role-only first chunk,
@@ -11,37 +12,52 @@ export function chunkHasToken(data: string): boolean {
 }
 
 /**
- * Facts of an OpenAI-style chunk stream (chat and text completions): the usage-only chunk (`choices: []` with
- * `usage`) the gateway asked for on the client's behalf is dropped unless the client asked for it.
+ * Facts of an OpenAI-style chunk stream (chat and text completions). The gateway asks for the usage on every
+ * chunk (`continuous_usage_stats`), so a stream the client cuts still says what it used; each chunk's running
+ * usage is cut out again unless the client asked for it, and the usage-only chunk that ends the stream is dropped
+ * unless it asked for that. Token chunks are not parsed: the usage member is cut from their text.
  */
-export function completionChunkFacts(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: boolean): StreamEventFacts {
-  if (!parsed) return { token: chunkHasToken(data), drop: false };
+export function completionChunkFacts(data: string, parsed: Record<string, unknown> | undefined, wanted: UsageWanted, hasToken = chunkHasToken): StreamEventFacts {
+  if (!parsed) {
+    const cut = cutUsage(data);
+    if (!cut) return { token: hasToken(data), drop: false };
+    if (isUsageOnly(data)) return { token: false, drop: !wanted, usage: cut.usage };
+    return { token: hasToken(cut.rest), drop: false, usage: cut.usage, send: wanted === "every chunk" ? undefined : cut.rest };
+  }
+  // Parsed anyway (the model is renamed, or it may be an error): the same decisions on the object.
   const usage = parsed.usage ? asUsage(parsed.usage) : undefined;
   const choices = parsed.choices;
   const usageOnly = usage !== undefined && Array.isArray(choices) && choices.length === 0;
+  const strip = usage !== undefined && !usageOnly && wanted !== "every chunk";
+  if (strip) delete parsed.usage;
   // A parsed chunk counts as a token on any content (as it always has: "" included).
-  return { token: data.includes('"content":"') || data.includes('"tool_calls"'), drop: usageOnly && !clientWantsUsage, usage };
+  const token = hasToken === chunkHasToken ? data.includes('"content":"') || data.includes('"tool_calls"') : hasToken(data);
+  return { token: token && !usageOnly, drop: usageOnly && !wanted, usage, rewritten: strip };
 }
 
 /**
  * The OpenAI conventions both chat and embeddings follow for `stream` and `stream_options`: a stream always asks
- * for the usage chunk; a member the gateway acts on that the client repeated is rewritten too (the gateway
- * decided on JSON.parse's value, the last; a model server keeping the first would otherwise stream to a client
- * expecting JSON).
+ * for the usage, on every chunk (see completionChunkFacts); a member the gateway acts on that the client
+ * repeated is rewritten too (the gateway decided on JSON.parse's value, the last; a model server keeping the
+ * first would otherwise stream to a client expecting JSON).
  */
 export const openAiStreaming = {
   streams: (r: EndpointRequest) => r.stream === true,
   upstreamMembers(r: EndpointRequest, repeated: ReadonlySet<string>): Record<string, string> {
     const replace: Record<string, string> = {};
-    if (r.stream === true) replace.stream_options = JSON.stringify({ ...(r.stream_options ?? {}), include_usage: true });
+    if (r.stream === true) replace.stream_options = JSON.stringify({ ...(r.stream_options ?? {}), include_usage: true, continuous_usage_stats: true });
     else if (repeated.has("stream_options")) replace.stream_options = JSON.stringify(r.stream_options ?? null);
     if (repeated.has("stream")) replace.stream = JSON.stringify(r.stream ?? null);
     return replace;
   },
-  clientWantsUsage: (r: EndpointRequest) => r.stream === true && r.stream_options != null && r.stream_options.include_usage !== false,
+  clientWantsUsage(r: EndpointRequest): UsageWanted {
+    if (r.stream !== true || r.stream_options == null || r.stream_options.include_usage === false) return false;
+    return r.stream_options.continuous_usage_stats === true ? "every chunk" : true;
+  },
   usageOf: (answer: Record<string, unknown>) => asUsage(answer.usage),
-  streamEvent: completionChunkFacts,
-  mayCarryUsage: (data: string) => data.includes('"usage":{'),
+  streamEvent: (data: string, parsed: Record<string, unknown> | undefined, wanted: UsageWanted) => completionChunkFacts(data, parsed, wanted),
+  // Usage is cut from the text (cutUsage) where vLLM puts it, after another member; elsewhere the chunk is parsed.
+  mayCarryUsage: (data: string) => data.includes('"usage":{') && !data.includes(',"usage":{'),
 };
 
 export const chatCompletions: EndpointSpec<ChatCompletionRequest & EndpointRequest> = {

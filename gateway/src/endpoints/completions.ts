@@ -24,8 +24,5 @@ export const completions: EndpointSpec<CompletionRequest & EndpointRequest> = {
   schema: CompletionRequestSchema,
   promptText: promptOf,
   ...openAiStreaming,
-  streamEvent: (data, parsed, clientWantsUsage) => {
-    const facts = completionChunkFacts(data, parsed, clientWantsUsage);
-    return { ...facts, token: textChunkHasToken(data) };
-  },
+  streamEvent: (data, parsed, wanted) => completionChunkFacts(data, parsed, wanted, textChunkHasToken),
 };

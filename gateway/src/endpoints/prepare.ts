@@ -10,14 +10,14 @@ import type { PickContext } from "../upstream/balancer";
 import type { ModelPool } from "../upstream/model-pool";
 import { prefixHashes } from "../upstream/prefix-index";
 import type { ModelRegistry } from "../upstream/registry";
-import { ACTED_ON, type EndpointSpec } from "./spec";
+import { ACTED_ON, type EndpointSpec, type UsageWanted } from "./spec";
 
 /** What the rest of the path needs of a validated request; the parsed body itself is not kept. */
 export interface PreparedRequest {
   model: string;
   pool: ModelPool;
   stream: boolean;
-  clientWantsUsage: boolean;
+  clientWantsUsage: UsageWanted;
   body: HeldBody;
   pick: PickContext;
   /** The stored response the request continues (`previous_response_id`), if any. */

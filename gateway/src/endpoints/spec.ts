@@ -2,6 +2,12 @@ import type { z } from "zod";
 import type { ApiError } from "../api/errors";
 import type { ModelCategory } from "../config/catalog";
 
+/**
+ * Which usage a streaming client asked for: none (false), the final usage chunk (true), or also the running usage
+ * on every chunk (vLLM's `continuous_usage_stats`).
+ */
+export type UsageWanted = boolean | "every chunk";
+
 /** Token counts as the model servers report them (`usage`). */
 export interface Usage {
   prompt_tokens?: number;
@@ -13,7 +19,7 @@ export interface Usage {
 export interface EndpointRequest {
   model: string;
   stream?: boolean | null;
-  stream_options?: { include_usage?: boolean } | null;
+  stream_options?: { include_usage?: boolean; continuous_usage_stats?: boolean } | null;
 }
 
 /** What the relay learns from one SSE data payload of the endpoint's stream (its JSON already parsed when it had to be). */
@@ -23,6 +29,8 @@ export interface StreamEventFacts {
   /** The payload only carries usage the client did not ask for: not sent on. */
   drop: boolean;
   usage?: Usage;
+  /** The payload to send instead of the model server's (a member cut out of it without a parse). */
+  send?: string;
   /** `parsed` was changed (fields stripped): it is sent re-serialized instead of the model server's bytes. */
   rewritten?: boolean;
   /** The last event of a complete stream, for streams that end without `[DONE]` (the Responses API). */
@@ -55,14 +63,14 @@ export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
    */
   upstreamMembers(request: R, repeated: ReadonlySet<string>): Record<string, string>;
   /** Whether the client asked for the usage-only chunk of a stream itself. */
-  clientWantsUsage(request: R): boolean;
+  clientWantsUsage(request: R): UsageWanted;
   /** `usage` of a whole (non-streamed) answer. */
   usageOf(answer: Record<string, unknown>): Usage | undefined;
   /**
    * Facts of one stream payload. `parsed` is the payload's JSON when the relay had to parse it (model rewrite,
    * errors, usage), else undefined: most token chunks go through as they came, unparsed.
    */
-  streamEvent(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: boolean): StreamEventFacts;
+  streamEvent(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: UsageWanted): StreamEventFacts;
   /** Whether a payload must be parsed for `streamEvent` (it may carry usage, or something to strip or to see). */
   mayCarryUsage(data: string): boolean;
   /** Cleans a whole (non-streamed) answer in place before it is sent; true when it changed (it is re-serialized). */

@@ -30,7 +30,14 @@ export function front(opts: FrontOptions) {
     res.once("prefinish", () => boundStall(res, answerStallTimeoutMs));
     res.once("finish", () => unread.afterAnswer(req));
     const path = req.path;
-    if (accounting.accounts(path)) res.once("close", () => accounting.closed(req, res, ctx, path));
+    if (accounting.accounts(path)) {
+      res.once("close", () => {
+        // An inference handler may still be winding down a stream the client cut: account once it knows the usage.
+        const endedAt = performance.now();
+        if (ctx.handled) void ctx.handled.then(() => accounting.closed(req, res, ctx, path, endedAt));
+        else accounting.closed(req, res, ctx, path, endedAt);
+      });
+    }
     next();
   };
 }

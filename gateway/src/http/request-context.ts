@@ -40,6 +40,8 @@ export class RequestContext {
   admittedBody: AdmittedBody | undefined = undefined;
   /** The catalog id the request resolved to (validation); metrics label only catalog ids. */
   modelId: string | undefined = undefined;
+  /** Settles when the route's handler has finished (accounted usage included); unset for routes without one. */
+  handled: Promise<void> | undefined = undefined;
   /** The log line's fields. */
   readonly log: RequestLogFields = {};
 

@@ -61,7 +61,7 @@ const BYTES_PER_TOKEN = 4;
  * API, times `n`), or `ceiling` when it set none (16 for a legacy completion, its default). Embeddings generate nothing.
  */
 export function tokensToReserve(json: unknown, bodyBytes: number, path: string, ceiling: number): number {
-  const prompt = Math.ceil(bodyBytes / BYTES_PER_TOKEN);
+  const prompt = promptEstimate(bodyBytes);
   if (path.endsWith("/embeddings")) return prompt;
   const o = (json && typeof json === "object" ? json : {}) as Record<string, unknown>;
   const asked = [o.max_completion_tokens, o.max_tokens, o.max_output_tokens].find((v): v is number => typeof v === "number" && Number.isFinite(v) && v > 0);
@@ -69,6 +69,11 @@ export function tokensToReserve(json: unknown, bodyBytes: number, path: string, 
   // Legacy completions default to 16 tokens when max_tokens is absent (OpenAI's and vLLM's default; null is unbounded).
   const fallback = path.endsWith("/v1/completions") && !("max_tokens" in o) ? LEGACY_DEFAULT_MAX_TOKENS : ceiling;
   return prompt + Math.ceil(asked ?? fallback) * n;
+}
+
+/** The prompt tokens a body of this size may hold, erring high (the reservation's estimate). */
+export function promptEstimate(bodyBytes: number): number {
+  return Math.ceil(bodyBytes / BYTES_PER_TOKEN);
 }
 
 function limitHeaders(key: KeyLimits, r: { requestsLevel?: number; tokensLevel?: number }, windowMs: number): Record<string, string> {

@@ -35,9 +35,9 @@ export class Accounting {
     return !UNACCOUNTED.has(path);
   }
 
-  closed(req: IncomingMessage, res: ServerResponse, ctx: RequestContext, path: string): void {
+  closed(req: IncomingMessage, res: ServerResponse, ctx: RequestContext, path: string, endedAt = performance.now()): void {
     const finished = res.writableFinished;
-    const durationMs = performance.now() - ctx.started;
+    const durationMs = endedAt - ctx.started;
     if (path.startsWith("/v1/")) this.count(res, ctx, path, finished, durationMs);
     this.writeLine(req, res, ctx, path, finished, durationMs);
   }

@@ -1,7 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { errors } from "../api/errors";
-import type { EndpointSpec, Usage } from "../endpoints/spec";
+import type { EndpointSpec, Usage, UsageWanted } from "../endpoints/spec";
 import type { KeyedBudget } from "../limits/keyed-budget";
 import { normalizeUpstreamError, parseErrorBody } from "../upstream/normalize-error";
 import { readFailure, relayJsonAnswer } from "./json";
@@ -27,7 +27,7 @@ export interface RelayCall {
   modelId: string;
   upstreamModel: string;
   stream: boolean;
-  clientWantsUsage: boolean;
+  clientWantsUsage: UsageWanted;
   /** The caller's key: whose share of the answer memory a held answer takes. */
   keyName: string;
   signal: AbortSignal;
@@ -39,6 +39,8 @@ export interface Relayed {
   usage?: Usage;
   /** Set when a stream had already started and then failed. */
   streamError?: string;
+  /** A stream's events that carried generated output. */
+  tokenEvents?: number;
 }
 
 /** Error bodies are read up to this; the rest is dropped unread. */

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import { errors } from "../api/errors";
-import type { EndpointSpec, Usage } from "../endpoints/spec";
+import type { EndpointSpec, Usage, UsageWanted } from "../endpoints/spec";
 import { writable } from "../http/client-stall";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
 import { errorCode } from "../upstream/send";
@@ -16,7 +16,7 @@ export interface SseRelay {
   modelId: string;
   /** Set when the model server knows the model by another name: `model` is rewritten back in every chunk. */
   rewriteModel: boolean;
-  clientWantsUsage: boolean;
+  clientWantsUsage: UsageWanted;
   /** Longest wait for a client that does not read its stream. */
   stallMs: number;
   signal: AbortSignal;
@@ -30,7 +30,7 @@ const DECODE_STREAMING = { stream: true } as const;
  * events of one upstream chunk leave in one write. Error events are normalized to the envelope; a stream that
  * breaks off gets an error event and [DONE], so the SDKs raise instead of silently returning a truncated answer.
  */
-export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRelay): Promise<{ usage?: Usage; streamError?: string }> {
+export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRelay): Promise<{ usage?: Usage; streamError?: string; tokenEvents: number }> {
   const { res, spec, modelId, rewriteModel } = relay;
   let usage: Usage | undefined;
   let done = false;
@@ -38,6 +38,8 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
   let idle = false;
   /** Events sent on (the Responses API numbers its events: an error event the gateway adds continues the count). */
   let sent = 0;
+  /** Events that carried generated output: what a stream cut before its usage is counted by. */
+  let tokenEvents = 0;
   /** What one upstream chunk turns into, written at once. */
   let out = "";
 
@@ -73,14 +75,17 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     if (facts.error) streamError = facts.error;
     if (facts.final) done = true;
     if (facts.drop) return;
-    if (facts.token) relay.tokens.token();
+    if (facts.token) {
+      relay.tokens.token();
+      tokenEvents++;
+    }
     // Named events (the Responses API's `event: response.output_text.delta`) keep their names.
     if (ev.event) out += `event: ${ev.event}\n`;
     sent++;
     if (parsed && (rewriteModel || facts.rewritten)) {
       if (rewriteModel) parsed.model = modelId;
       out += `data: ${JSON.stringify(parsed)}\n\n`;
-    } else out += `data: ${data}\n\n`;
+    } else out += `data: ${facts.send ?? data}\n\n`;
   };
 
   const parser = createParser({ onEvent });
@@ -96,7 +101,7 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
       if (res.writableNeedDrain) await writable(res, relay.stallMs);
     }
   } catch (err) {
-    if (relay.signal.aborted || res.destroyed) return { usage };
+    if (relay.signal.aborted || res.destroyed) return { usage, tokenEvents };
     idle = errorCode(err) === "UND_ERR_BODY_TIMEOUT";
     streamError = idle ? "the model server stopped sending tokens (idle timeout)" : "the model server closed the connection mid-stream";
   }
@@ -108,5 +113,5 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     }
     res.end(out || undefined);
   }
-  return { usage, streamError };
+  return { usage, streamError, tokenEvents };
 }

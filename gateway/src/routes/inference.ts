@@ -2,11 +2,11 @@ import { Router, type Request, type RequestHandler, type Response } from "expres
 import { ENDPOINTS } from "../endpoints";
 import { errors } from "../api/errors";
 import { prepareRequest, type PreparedRequest } from "../endpoints/prepare";
-import type { EndpointSpec } from "../endpoints/spec";
+import type { EndpointSpec, Usage } from "../endpoints/spec";
 import { takeAdmittedBody } from "../http/admission";
 import type { RouteChain } from "../http/exact-routes";
 import { contextOf, type RequestContext } from "../http/request-context";
-import type { RateLimiter } from "../limits/rate-limiter";
+import { promptEstimate, type RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
 import { relayAnswer, type RelayOptions } from "../relay";
 import { SseKeepAlive } from "../relay/keep-alive";
@@ -38,52 +38,77 @@ export interface InferenceDeps {
  * Nothing here knows an endpoint's wire format: that is the spec's.
  */
 function serve(spec: EndpointSpec, deps: InferenceDeps) {
-  const { registry, limiter, metrics, options } = deps;
-  return async (req: Request, res: Response) => {
+  return async (_req: Request, res: Response) => {
     const ctx = contextOf(res);
-    const key = ctx.key!;
-    const ids = spec.storesResponses ? deps.responseIds : undefined;
-    // The gateway chooses a stored response's id (vLLM's `request_id`): it names the replica that will hold it.
-    const placeholder = ids?.placeholder();
-    const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {});
-    const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
-    const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
-    const perModel = metrics.forModel(model);
-
-    const abort = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
-
-    perModel.inFlight.inc();
-    const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
+    // Accounting (at 'close') waits for this handler: a stream the client cut is counted once the relay knows what it used.
+    let handled!: () => void;
+    ctx.handled = new Promise<void>((resolve) => (handled = resolve));
     try {
-      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, ...sticky }, options);
-      keepAlive?.stop();
-      ctx.log.attempts = sent.attempts;
-      ctx.log.replica = sent.replica?.url;
-      if (!sent.answered) return;
-      let relayed;
-      try {
-        relayed = await relayAnswer(
-          sent.upstream,
-          { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings: perModel },
-          options,
-        );
-      } finally {
-        sent.done();
-      }
-      const usage = relayed.usage;
-      ctx.log.promptTokens = usage?.prompt_tokens;
-      ctx.log.completionTokens = usage?.completion_tokens;
-      ctx.log.streamError = relayed.streamError;
-      await limiter.settle(ctx.limitTicket, res, usage);
+      await serveRequest(spec, deps, res, ctx);
     } finally {
-      keepAlive?.stop();
-      body.release();
-      perModel.inFlight.dec();
+      handled();
     }
   };
+}
+
+async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, res: Response, ctx: RequestContext): Promise<void> {
+  const { registry, limiter, metrics, options } = deps;
+  const key = ctx.key!;
+  const ids = spec.storesResponses ? deps.responseIds : undefined;
+  // The gateway chooses a stored response's id (vLLM's `request_id`): it names the replica that will hold it.
+  const placeholder = ids?.placeholder();
+  const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {});
+  const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
+  const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
+  const perModel = metrics.forModel(model);
+
+  const abort = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
+
+  perModel.inFlight.inc();
+  const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
+  try {
+    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, ...sticky }, options);
+    keepAlive?.stop();
+    ctx.log.attempts = sent.attempts;
+    ctx.log.replica = sent.replica?.url;
+    if (!sent.answered) return;
+    let relayed;
+    try {
+      relayed = await relayAnswer(
+        sent.upstream,
+        { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings: perModel },
+        options,
+      );
+    } finally {
+      sent.done();
+    }
+    const usage = relayed.usage ?? countedUsage(stream, res, relayed.tokenEvents);
+    ctx.log.promptTokens = usage?.prompt_tokens;
+    ctx.log.completionTokens = usage?.completion_tokens;
+    ctx.log.streamError = relayed.streamError;
+    // A count without the prompt (a Responses stream cut before its usage) is charged the prompt's estimate.
+    const charged = usage && usage.prompt_tokens === undefined ? { ...usage, prompt_tokens: promptEstimate(body.length) } : usage;
+    await limiter.settle(ctx.limitTicket, res, charged);
+  } finally {
+    keepAlive?.stop();
+    body.release();
+    perModel.inFlight.dec();
+  }
+}
+
+/**
+ * What a stream used when the model server's usage never came (the client cut it, or it broke off): the events
+ * that carried output, one token each (vLLM sends one token per event unless it batches them, so this errs
+ * low), and no prompt figure. Chat and completions streams carry the running usage on every chunk, so this is
+ * only their fallback (a stream cut before its first chunk); for the Responses API, whose usage comes only in
+ * `response.completed`, it is the figure.
+ */
+function countedUsage(stream: boolean, res: Response, tokenEvents: number | undefined): Usage | undefined {
+  if (!stream || !res.headersSent || tokenEvents === undefined) return undefined;
+  return { completion_tokens: tokenEvents };
 }
 
 /**
