@@ -259,7 +259,7 @@ describe("docs/quickstart.md", () => {
       expect(out[out.length - 1]).toBe("384");
     });
 
-    it("Agents SDK: a tool call, its result and an answer, over chat completions, with no trace sent", async () => {
+    it("Agents SDK: a tool call, its result and an answer, over the Responses API, with no trace sent", async () => {
       const r = await runSnippet("agents");
       const out = lines(r.stdout);
       expect(out[0]).toBe("tool_call_item -> tool_call_output_item -> message_output_item");
