@@ -104,6 +104,9 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
         `${T.svc} gateway-redis`,
         `${T.np} gateway-redis`,
         "random:index/randomPassword:RandomPassword gateway-redis-password",
+        // The secret every replica signs stored-response ids with, and its Secret.
+        "random:index/randomPassword:RandomPassword gateway-response-id-secret",
+        `${T.secret} gateway-response-ids`,
         // The stack's key for secret digests on pod templates.
         "random:index/randomBytes:RandomBytes secret-digest-key",
         `${T.cm} gateway-catalog`,
@@ -123,7 +126,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
 
   test("every Kubernetes object validates against the Kubernetes OpenAPI schema and lives in the gateway namespace", () => {
     const objects = r.rs.filter(isKubernetesObject);
-    expect(objects).toHaveLength(12);
+    expect(objects).toHaveLength(13);
     for (const o of objects) {
       expect(() => validateKubernetesObject(toManifest(o))).not.toThrow();
       if (o.type !== T.ns) expect([o.type, (toManifest(o).metadata as { namespace?: string }).namespace]).toEqual([o.type, "ai-gateway"]);
@@ -193,7 +196,7 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
       "app.kubernetes.io/managed-by": "pulumi",
     });
     expect(annotations).toMatchObject({ "prometheus.io/scrape": "true", "prometheus.io/port": "9090", "prometheus.io/path": "/metrics" });
-    expect(Object.keys(annotations).sort()).toEqual(["checksum/catalog", "checksum/redis-url", "prometheus.io/path", "prometheus.io/port", "prometheus.io/scrape"]);
+    expect(Object.keys(annotations).sort()).toEqual(["checksum/catalog", "checksum/redis-url", "checksum/response-id-secret", "prometheus.io/path", "prometheus.io/port", "prometheus.io/scrape"]);
   });
 
   test("the catalog is mounted from a ConfigMap and its checksum is on the pod template", () => {
@@ -289,6 +292,13 @@ describe("gateway on mocks, standalone with the fixture configuration", () => {
   test("every Kubernetes object goes through the stack's provider", () => {
     for (const x of r.rs.filter((y) => y.type.startsWith("kubernetes:"))) expect([x.type, x.name, x.provider]).toEqual([x.type, x.name, "cluster"]);
   });
+  test("the response-id secret: generated, only in a Secret (as a secret), read by every replica from it", async () => {
+    const secret = named(r.rs, T.secret, "gateway-response-ids");
+    expect(redactSecrets(secret.inputs.stringData)).toEqual({ secret: "[secret]" });
+    expect((revealSecrets(secret.inputs.stringData) as { secret: string }).secret).toMatch(/^[A-Za-z0-9]{48}$/);
+    expect(container(r.rs).env).toContainEqual({ name: "GATEWAY_RESPONSE_ID_SECRET", valueFrom: { secretKeyRef: { name: "gateway-response-ids", key: "secret" } } });
+  });
+
 });
 
 describe("key lifecycle", () => {

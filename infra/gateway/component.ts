@@ -12,7 +12,7 @@ import type { DnsSettings } from "../platform/cluster-config";
 import { digestAnnotation, secretDigest } from "../platform/secret-digest";
 import { catalogChecksum, renderCatalog } from "./catalog";
 import type { ApiKeySpec, GatewayConfig } from "./config";
-import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
+import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, RESPONSE_ID_SECRET_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
 import { buildHttpRouteSpec, buildNetworkPolicySpec, upstreamPeers } from "./network";
@@ -85,13 +85,14 @@ export class Gateway extends pulumi.ComponentResource {
 
     const redis = this.rateLimitStore(args, meta);
     const upstream = args.upstreamApiKey === undefined ? undefined : this.upstreamKey(args.upstreamApiKey, args.digestKey, meta);
-    const dependsOn: pulumi.Resource[] = [catalog, keys, ...(redis?.resources ?? []), ...(upstream ? [upstream.secret] : [])];
+    const responseIds = this.responseIdSecret(args.digestKey, meta);
+    const dependsOn: pulumi.Resource[] = [catalog, keys, responseIds.secret, ...(redis?.resources ?? []), ...(upstream ? [upstream.secret] : [])];
 
     this.deployment = new k8s.apps.v1.Deployment(
       APP_NAME,
       {
         metadata: meta(APP_NAME),
-        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest, upstream?.digest]).apply(([checksum, redisDigest, upstreamDigest]) =>
+        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest, upstream?.digest, responseIds.digest]).apply(([checksum, redisDigest, upstreamDigest, responseIdsDigest]) =>
           buildDeploymentSpec({
             labelDomain: cfg.labelDomain,
             image: cfg.image,
@@ -110,6 +111,7 @@ export class Gateway extends pulumi.ComponentResource {
               ...(redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {}),
               // The key is read at start: a new one must roll the pods.
               ...(upstreamDigest ? { [digestAnnotation("upstream-api-key")]: upstreamDigest } : {}),
+              [digestAnnotation("response-id-secret")]: responseIdsDigest,
             },
           }),
         ),
@@ -156,6 +158,21 @@ export class Gateway extends pulumi.ComponentResource {
    * The Secret with the Redis URL the gateway reads (GATEWAY_REDIS_URL), and for a deployed store its server:
    * random password → config and URL in one Secret → Deployment, Service, NetworkPolicy.
    */
+  /**
+   * The secret every replica signs stored-response ids with (GATEWAY_RESPONSE_ID_SECRET), so a follow-up reaches the
+   * model server that holds the response through any replica, restarted or not, without Redis. Generated once and
+   * kept in the stack's state; replacing it makes earlier ids unknown (404), so nothing rotates it by itself.
+   */
+  private responseIdSecret(digestKey: pulumi.Input<string>, meta: (name: string) => Record<string, unknown>) {
+    const value = new random.RandomPassword(`${APP_NAME}-response-id-secret`, { length: 48, special: false }, { parent: this }).result;
+    const secret = new k8s.core.v1.Secret(
+      OBJECT_NAMES.responseIds,
+      { metadata: meta(OBJECT_NAMES.responseIds), type: "Opaque", stringData: { [RESPONSE_ID_SECRET_KEY]: value } },
+      { parent: this },
+    );
+    return { secret, digest: secretDigest(digestKey, "response-id-secret", value) };
+  }
+
   /** The model servers' key, only ever in a Secret the gateway's env reads; an empty one (none upstream) is left out. */
   private upstreamKey(key: pulumi.Input<string>, digestKey: pulumi.Input<string>, meta: (name: string) => Record<string, unknown>) {
     const secret = new k8s.core.v1.Secret(

@@ -32,6 +32,7 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.apiKey,
   SETTINGS_ENV.redisUrl,
   SETTINGS_ENV.upstreamApiKey,
+  SETTINGS_ENV.responseIdSecret,
   SETTINGS_ENV.shutdownGraceMs,
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,

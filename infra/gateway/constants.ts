@@ -26,6 +26,8 @@ export const KEYS_FILE = "keys.yaml";
 export const REDIS_URL_KEY = "url";
 /** Key of the model servers' API key in the `gateway-upstream` Secret. */
 export const UPSTREAM_API_KEY_KEY = "api-key";
+/** Key of the `gateway-response-ids` Secret: the secret every gateway replica signs stored-response ids with. */
+export const RESPONSE_ID_SECRET_KEY = "secret";
 
 /** Object names (fixed, so the Deployment can reference them and operators can find them). */
 export const OBJECT_NAMES = {
@@ -33,6 +35,7 @@ export const OBJECT_NAMES = {
   keys: `${APP_NAME}-api-keys`,
   redis: `${APP_NAME}-redis`,
   upstream: `${APP_NAME}-upstream`,
+  responseIds: `${APP_NAME}-response-ids`,
 } as const;
 
 /** Pod template annotation whose change rolls the Deployment when the catalog changes. */

@@ -15,6 +15,7 @@ import {
   DRAIN_DELAY_SECONDS,
   PROBES,
   REDIS_URL_KEY,
+  RESPONSE_ID_SECRET_KEY,
   UPSTREAM_API_KEY_KEY,
   TERMINATION_MARGIN_SECONDS,
 } from "./constants";
@@ -73,6 +74,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
   if (args.corsOrigins.length > 0) env.push({ name: SETTINGS_ENV.corsOrigins, value: args.corsOrigins.join(",") });
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
   if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
+  env.push({ name: SETTINGS_ENV.responseIdSecret, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.responseIds, key: RESPONSE_ID_SECRET_KEY } } });
   for (const [name, value] of Object.entries(args.env).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value });
   return env;
 }
