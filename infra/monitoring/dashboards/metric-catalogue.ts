@@ -1,10 +1,11 @@
 // The metrics dashboards and alert rules may reference, by who exposes them, with where the name comes from. A
 // query that names anything else (a typo, a renamed metric, one the platform does not collect) fails the tests.
-// The gateway's names are read from its source (gateway/src/observability/metrics.ts), so they cannot drift.
-import * as fs from "fs";
-import * as path from "path";
+// The gateway's names are read from its metrics registry (gateway/src/observability/metrics.ts), so they cannot drift.
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
-import { REPO_ROOT } from "../../platform/charts";
+import { Histogram } from "prom-client";
+import { CatalogSchema } from "../../../gateway/src/config/catalog";
+import { GatewayMetrics } from "../../../gateway/src/observability/metrics";
+import { ModelRegistry } from "../../../gateway/src/upstream/registry";
 import { withGrafanaTimes } from "./model";
 
 export interface MetricSource {
@@ -100,13 +101,22 @@ const LOKI: MetricSource = {
   histograms: ["loki_request_duration_seconds"],
 };
 
-/** The gateway's metrics, read from its source: every `name: "…"` and `perReplica("…"` in metrics.ts. */
+/**
+ * The gateway's metrics as its registry holds them: a GatewayMetrics built over an empty catalog, with the gauges
+ * that exist once the server does. Names and histograms come from the code that serves them, whatever class
+ * (prom-client's or the prebuilt series) implements each.
+ */
 export function gatewayMetrics(): MetricSource {
-  const file = path.join(REPO_ROOT, "gateway", "src", "observability", "metrics.ts");
-  const text = fs.readFileSync(file, "utf8");
-  const names = [...text.matchAll(/name: "(gateway_\w+)"|perReplica\("(gateway_\w+)"/g)].map((m) => (m[1] ?? m[2]) as string);
-  const histograms = [...text.matchAll(/new Histogram\(\{\s*name: "(gateway_\w+)"/g)].map((m) => m[1] as string);
-  return { exposedBy: "the gateway (/metrics on 9090)", reference: "gateway/src/observability/metrics.ts", names, histograms };
+  const metrics = new GatewayMetrics(new ModelRegistry(CatalogSchema.parse({ models: [] })));
+  metrics.observeResources({ openConnections: () => 0, bodyMemoryBytes: () => 0, answerMemoryBytes: () => 0 });
+  const all = metrics.registry.getMetricsAsArray().filter((m) => m.name.startsWith("gateway_"));
+  const isHistogram = (m: (typeof all)[number]) => m instanceof Histogram || (m as unknown as { type?: string }).type === "histogram";
+  return {
+    exposedBy: "the gateway (/metrics on 9090)",
+    reference: "gateway/src/observability/metrics.ts",
+    names: all.map((m) => m.name),
+    histograms: all.filter(isHistogram).map((m) => m.name),
+  };
 }
 
 export function metricSources(): MetricSource[] {
