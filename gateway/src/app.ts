@@ -16,6 +16,7 @@ import { Accounting } from "./observability/accounting";
 import type { LogSampler } from "./observability/log-sampler";
 import type { Logger } from "./observability/logger";
 import type { GatewayMetrics } from "./observability/metrics";
+import type { RequestTracing } from "./observability/tracing";
 import { inferenceRoutes } from "./routes/inference";
 import { modelRoutes } from "./routes/models";
 import { probeRoutes, type ProbeState } from "./routes/probes";
@@ -36,6 +37,8 @@ export interface AppDeps {
   /** Requests in progress, gateway-wide and per key (a budget counted in requests). */
   inFlight: KeyedBudget;
   metrics: GatewayMetrics;
+  /** Traces, when configured. */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -54,7 +57,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
 
   const unread = new UnreadBodies(settings.bodyLimitBytes);
-  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics);
+  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing);
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
@@ -64,6 +67,7 @@ export function createApp(deps: AppDeps): Express {
       limiter: deps.limiter,
       metrics: deps.metrics,
       admit,
+      tracing: deps.tracing,
       options: {
         dispatcher: deps.dispatcher,
         upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,

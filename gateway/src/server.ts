@@ -17,6 +17,8 @@ import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
+import { RequestTracing } from "./observability/tracing";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { seedUsageSeries } from "./observability/usage-series";
 import type { ProbeState } from "./routes/probes";
 import { DnsDiscovery } from "./upstream/dns-discovery";
@@ -30,6 +32,8 @@ export interface GatewayOptions {
   /** Hashed key entries given directly (tests, embedding); `settings.keysFile` and `settings.apiKey` add to them. */
   keys?: readonly ApiKeyEntry[];
   log?: Logger;
+  /** Where spans go instead of the configured OTLP endpoint (tests). */
+  traceExporter?: SpanExporter;
 }
 
 export interface RunningGateway {
@@ -50,6 +54,8 @@ export interface RunningGateway {
   maxConnections: number;
   /** Fails readiness, keeps serving for the drain delay, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
+  /** Traces, when configured (flush() in tests). */
+  tracing?: RequestTracing;
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -134,7 +140,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
   const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
   const sampler = new LogSampler(settings.logLinesPerSecond, log);
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics });
+  const tracing = RequestTracing.create({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio, exporter: opts.traceExporter });
+  if (tracing) log.info({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio }, "traces on");
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, tracing });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
@@ -201,6 +209,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       sampler.stop();
       redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
+      // The last spans go out before the process ends.
+      await tracing?.shutdown().catch(() => undefined);
       log.info("gateway stopped");
     })());
 
@@ -217,6 +227,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     metrics,
     state,
     server,
+    tracing,
     maxConnections,
     close,
   };

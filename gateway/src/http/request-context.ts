@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKeyRecord } from "../auth/api-keys";
 import type { LimitTicket } from "../limits/rate-limiter";
+import type { Span } from "@opentelemetry/api";
 import type { AdmittedBody } from "./body/admitted-body";
 import { requestIdFrom } from "./request-id";
 
@@ -38,6 +39,10 @@ export class RequestContext {
   admittedBody: AdmittedBody | undefined = undefined;
   /** The catalog id the request resolved to (validation); metrics label only catalog ids. */
   modelId: string | undefined = undefined;
+  /** Streaming: seconds from the request to the first generated token (the relay's token clock). */
+  firstTokenSeconds: number | undefined = undefined;
+  /** The request's trace span, when traces are on (observability/tracing.ts). */
+  span: Span | undefined = undefined;
   /** The log line's fields. */
   readonly log: RequestLogFields = {};
 

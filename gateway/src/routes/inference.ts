@@ -7,6 +7,7 @@ import type { RouteChain } from "../http/exact-routes";
 import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
+import type { RequestTracing } from "../observability/tracing";
 import { relayAnswer, type RelayOptions } from "../relay";
 import { SseKeepAlive } from "../relay/keep-alive";
 import type { ModelRegistry } from "../upstream/registry";
@@ -24,6 +25,8 @@ export interface InferenceDeps {
   /** Admission: per-key limits, body memory and the bounded body read. */
   admit: RequestHandler;
   options: InferenceOptions;
+  /** Traces, when configured (off: undefined, and nothing on the request path touches them). */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -39,6 +42,11 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
     const { model, pool, stream, clientWantsUsage, body, pick } = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry);
     const key = ctx.key!;
     const perModel = metrics.forModel(model);
+    const traceHeaders = deps.tracing?.begin(req, ctx, spec.path, ctx.log.alias ?? model, model);
+    // With a span, its time to first token is the client's: from the request's arrival.
+    const timings = traceHeaders
+      ? { firstToken: (s: number) => ((ctx.firstTokenSeconds = (performance.now() - ctx.started) / 1000), perModel.firstToken(s)), interTokens: perModel.interTokens }
+      : perModel;
 
     const abort = new AbortController();
     res.on("close", () => {
@@ -48,7 +56,7 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
     perModel.inFlight.inc();
     const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
     try {
-      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried }, options);
+      const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, traceHeaders }, options);
       keepAlive?.stop();
       ctx.log.attempts = sent.attempts;
       ctx.log.replica = sent.replica?.url;
@@ -57,7 +65,7 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
       try {
         relayed = await relayAnswer(
           sent.upstream,
-          { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings: perModel },
+          { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings },
           options,
         );
       } finally {
