@@ -438,6 +438,27 @@ describe("catalog source and configuration errors", () => {
     expect(container(plain.rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_CORS_ORIGINS");
   });
 
+  test("gateway:traces sets the exporter and opens egress to the collector only; absent, neither", async () => {
+    const traces = { endpoint: "http://otel-collector.observability:4318/v1/traces", sampleRatio: 0.25, egress: { namespace: "observability", podLabels: { app: "otel-collector" } } };
+    const r = await run({ "gateway:traces": JSON.stringify(traces) });
+    expect(container(r.rs).env).toEqual(
+      expect.arrayContaining([
+        { name: "GATEWAY_OTLP_TRACES_ENDPOINT", value: traces.endpoint },
+        { name: "GATEWAY_TRACE_SAMPLE_RATIO", value: "0.25" },
+      ]),
+    );
+    expect(manifest(r.rs, T.np).spec.egress).toContainEqual({
+      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "observability" } }, podSelector: { matchLabels: { app: "otel-collector" } } }],
+      ports: [{ protocol: "TCP", port: 4318 }],
+    });
+    const plain = await run();
+    expect(container(plain.rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_OTLP_TRACES_ENDPOINT");
+    expect(JSON.stringify(manifest(plain.rs, T.np).spec.egress)).not.toContain("4318");
+    const err = (await run({ "gateway:traces": JSON.stringify({ endpoint: "otel:4318" }) }).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain("gateway:traces [endpoint]");
+    expect(err.message).toContain("gateway:traces [egress]: must be { namespace, podLabels?, port? } or { cidr, port? }");
+  });
+
   test("aliases the catalog cannot serve fail the preview naming gateway:aliases", async () => {
     const aliases = [{ id: "chat", models: ["qwen3-8b", "llama-70b"] }, { id: "bge-m3", models: ["qwen3-8b"] }];
     const err = (await run({ "gateway:aliases": JSON.stringify(aliases) }).catch((e: Error) => e)) as Error;

@@ -18,6 +18,7 @@ import type { Logger } from "./observability/logger";
 import type { GatewayMetrics } from "./observability/metrics";
 import { followUpRoutes } from "./responses/follow-ups";
 import type { ResponseIds } from "./responses/response-ids";
+import type { RequestTracing } from "./observability/tracing";
 import { inferenceRoutes } from "./routes/inference";
 import { modelRoutes } from "./routes/models";
 import { probeRoutes, type ProbeState } from "./routes/probes";
@@ -40,6 +41,8 @@ export interface AppDeps {
   metrics: GatewayMetrics;
   /** Ids of stored responses (the Responses API): minted per response, read by its follow-ups. */
   responseIds: ResponseIds;
+  /** Traces, when configured. */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -58,7 +61,7 @@ export function createApp(deps: AppDeps): Express {
   app.set("query parser", "simple");
 
   const unread = new UnreadBodies(settings.bodyLimitBytes);
-  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics);
+  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing);
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
@@ -81,6 +84,7 @@ export function createApp(deps: AppDeps): Express {
       metrics: deps.metrics,
       admit,
       responseIds: deps.responseIds,
+      tracing: deps.tracing,
       options: {
         dispatcher: deps.dispatcher,
         upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,

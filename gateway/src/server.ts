@@ -17,6 +17,8 @@ import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
+import { RequestTracing } from "./observability/tracing";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { seedUsageSeries } from "./observability/usage-series";
 import { responseIdSecret } from "./responses/id-secret";
 import { ResponseIds } from "./responses/response-ids";
@@ -32,6 +34,8 @@ export interface GatewayOptions {
   /** Hashed key entries given directly (tests, embedding); `settings.keysFile` and `settings.apiKey` add to them. */
   keys?: readonly ApiKeyEntry[];
   log?: Logger;
+  /** Where spans go instead of the configured OTLP endpoint (tests). */
+  traceExporter?: SpanExporter;
 }
 
 export interface RunningGateway {
@@ -52,6 +56,8 @@ export interface RunningGateway {
   maxConnections: number;
   /** Fails readiness, keeps serving for the drain delay, stops accepting, lets in-flight requests finish within the grace period, then closes. */
   close(): Promise<void>;
+  /** Traces, when configured (flush() in tests). */
+  tracing?: RequestTracing;
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -137,7 +143,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
   const sampler = new LogSampler(settings.logLinesPerSecond, log);
   const responseIds = new ResponseIds(await responseIdSecret(settings.responseIdSecret, redis, log));
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds });
+  const tracing = RequestTracing.create({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio, exporter: opts.traceExporter });
+  if (tracing) log.info({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio }, "traces on");
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds, tracing });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
@@ -204,6 +212,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       sampler.stop();
       redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
+      // The last spans go out before the process ends.
+      await tracing?.shutdown().catch(() => undefined);
       log.info("gateway stopped");
     })());
 
@@ -220,6 +230,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     metrics,
     state,
     server,
+    tracing,
     maxConnections,
     close,
   };

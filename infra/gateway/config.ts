@@ -20,7 +20,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
 export const MANAGED_ENV = new Set([
@@ -37,6 +37,8 @@ export const MANAGED_ENV = new Set([
   SETTINGS_ENV.drainDelayMs,
   SETTINGS_ENV.logLevel,
   SETTINGS_ENV.corsOrigins,
+  SETTINGS_ENV.otlpTracesEndpoint,
+  SETTINGS_ENV.traceSampleRatio,
   // A test knob: a cluster's limits are per minute.
   SETTINGS_ENV.rateLimitWindowMs,
 ]);
@@ -112,6 +114,24 @@ export const gatewaySchema = z
       .array(CorsOriginSchema)
       .default([])
       .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: none (no CORS headers). Keys are bearer tokens, never cookies: credentials are never allowed.", ["https://chat.example.com"])),
+    traces: z
+      .strictObject({
+        endpoint: z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).meta(doc("OTLP/HTTP traces endpoint of a collector.", "http://otel-collector.observability:4318/v1/traces")),
+        sampleRatio: z.number().min(0).max(1).default(1).meta(doc("Share of requests traced when the caller sent no sampling decision.", 0.1)),
+        egress: z
+          .union([
+            z.strictObject({ namespace: dnsLabel, podLabels: labelMap.optional(), port: port.default(4318) }),
+            z.strictObject({ cidr, port: port.default(4318) }),
+          ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
+          .meta(doc("Where the collector runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}` (port 4318 by default).", { namespace: "observability" })),
+      })
+      .optional()
+      .meta(
+        doc(
+          "OpenTelemetry traces (one GenAI span per inference request, docs/monitoring.md), off when absent: `endpoint`, `sampleRatio`, `egress`.",
+          { endpoint: "http://otel-collector.observability:4318/v1/traces", sampleRatio: 0.1, egress: { namespace: "observability" } },
+        ),
+      ),
     servingStack: z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
@@ -219,6 +239,7 @@ export const DEFAULT_RESOURCES: ResourceSettings = {
 };
 
 export type RedisEgress = NonNullable<GatewaySchema["redisEgress"]>;
+export type TracesSetting = NonNullable<GatewaySchema["traces"]>;
 export type ExtraEgress = NonNullable<GatewaySchema["extraEgress"]>;
 
 /** Shared limit state: none, an external Redis (URL a secret), or one the stack deploys. */
@@ -248,6 +269,8 @@ export interface GatewayConfig {
   readonly aliases: readonly CatalogAlias[];
   /** `gateway:corsOrigins`. */
   readonly corsOrigins: readonly string[];
+  /** `gateway:traces`: where spans go, and the NetworkPolicy peer that lets them. */
+  readonly traces?: TracesSetting;
   /** `gateway:servingStack`: the serving part's stack (StackReference). */
   readonly servingStack?: string;
   readonly redis: RedisSetting;
@@ -316,6 +339,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     catalog: c.catalog as CatalogInput | undefined,
     aliases: c.aliases,
     corsOrigins: c.corsOrigins,
+    traces: c.traces,
     servingStack: c.servingStack,
     redis: redisSetting(c),
     hasUpstreamApiKey: c.upstreamApiKey !== undefined,

@@ -3,7 +3,7 @@ import { isIP } from "net";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
 import type { DnsSettings } from "../platform/cluster-config";
 import { dnsEgressRules } from "../platform/cluster";
-import type { ExtraEgress, HttpRouteSettings, RedisSetting } from "./config";
+import type { ExtraEgress, HttpRouteSettings, RedisEgress, RedisSetting, TracesSetting } from "./config";
 import { APP_NAME, NAMESPACE_NAME_LABEL, PORTS } from "./constants";
 import { selectorLabels } from "./labels";
 import { REDIS_PORT, redisSelectorLabels } from "./redis-builders";
@@ -74,23 +74,29 @@ export interface NetworkPolicyArgs {
   readonly monitoringNamespace: string;
   readonly dns: DnsSettings;
   readonly redis: RedisSetting;
+  /** The trace collector, when traces are on. */
+  readonly traces?: TracesSetting;
 }
 
 const inNamespace = (name: string) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: name } } });
 const tcp = (port: number) => ({ protocol: "TCP", port });
 
+/** An egress rule to a peer the operator names: pods of a namespace (optionally by labels), or an address range. */
+function peerEgress(e: RedisEgress | TracesSetting["egress"]): Record<string, unknown> {
+  const peer = "cidr" in e ? { ipBlock: { cidr: e.cidr } } : { ...inNamespace(e.namespace), ...(e.podLabels ? { podSelector: { matchLabels: { ...e.podLabels } } } : {}) };
+  return { to: [peer], ports: [tcp(e.port)] };
+}
+
 function redisEgress(redis: RedisSetting): Record<string, unknown>[] {
   if (!redis) return [];
   if (redis.mode === "deployed") return [{ to: [{ podSelector: { matchLabels: redisSelectorLabels() } }], ports: [tcp(REDIS_PORT)] }];
-  const e = redis.egress;
-  const peer = "cidr" in e ? { ipBlock: { cidr: e.cidr } } : { ...inNamespace(e.namespace), ...(e.podLabels ? { podSelector: { matchLabels: { ...e.podLabels } } } : {}) };
-  return [{ to: [peer], ports: [tcp(e.port)] }];
+  return [peerEgress(redis.egress)];
 }
 
 /**
  * Ingress: the API port from the cluster (or the listed namespaces), the metrics port from the monitoring namespace
  * only. Egress: the model-serving namespace (and the namespaces of the catalog's in-cluster upstreams), IP-literal
- * upstreams on their ports, the listed extra addresses, cluster DNS, and Redis when used; nothing else (no internet,
+ * upstreams on their ports, the listed extra addresses, cluster DNS, Redis and the trace collector when used; nothing else (no internet,
  * no other namespace, not the Kubernetes API).
  */
 export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
@@ -103,6 +109,7 @@ export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
     ...args.extraEgress.map((e) => ({ to: [{ ipBlock: { cidr: e.cidr } }], ports: e.ports.map(tcp) })),
     ...dnsEgressRules(args.dns),
     ...redisEgress(args.redis),
+    ...(args.traces ? [peerEgress(args.traces.egress)] : []),
   ];
   return {
     podSelector: { matchLabels: selectorLabels() },

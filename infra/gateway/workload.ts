@@ -33,6 +33,8 @@ export interface WorkloadArgs {
   readonly logLevel: string;
   /** Browser origins allowed (CORS); none: the variable is not set. */
   readonly corsOrigins: readonly string[];
+  /** OTLP traces endpoint and sample ratio; none: the variables are not set (traces off). */
+  readonly traces?: { readonly endpoint: string; readonly sampleRatio: number };
   readonly env: Readonly<Record<string, string>>;
   readonly catalogChecksum: string;
   readonly redis: boolean;
@@ -61,7 +63,7 @@ export function podAnnotations(catalogChecksum: string): Record<string, string> 
   };
 }
 
-export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "env" | "redis" | "upstreamApiKey">) {
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "traces" | "env" | "redis" | "upstreamApiKey">) {
   const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
     { name: SETTINGS_ENV.port, value: String(PORTS.http) },
     { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
@@ -72,6 +74,10 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
     { name: SETTINGS_ENV.logLevel, value: args.logLevel },
   ];
   if (args.corsOrigins.length > 0) env.push({ name: SETTINGS_ENV.corsOrigins, value: args.corsOrigins.join(",") });
+  if (args.traces) {
+    env.push({ name: SETTINGS_ENV.otlpTracesEndpoint, value: args.traces.endpoint });
+    env.push({ name: SETTINGS_ENV.traceSampleRatio, value: String(args.traces.sampleRatio) });
+  }
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
   if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
   env.push({ name: SETTINGS_ENV.responseIdSecret, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.responseIds, key: RESPONSE_ID_SECRET_KEY } } });

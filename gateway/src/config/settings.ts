@@ -230,6 +230,14 @@ const SettingsObject = z.strictObject({
     .default("")
     .transform((list) => list.split(",").map((o) => o.trim()).filter(Boolean))
     .pipe(z.array(CorsOriginSchema)),
+  /**
+   * OTLP/HTTP endpoint for traces (e.g. http://otel-collector.monitoring:4318/v1/traces); unset (the default): no
+   * traces, and no tracing code on the request path. Headers for the collector (credentials) come from the
+   * standard OTEL_EXPORTER_OTLP_HEADERS.
+   */
+  otlpTracesEndpoint: z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).optional(),
+  /** Share of requests traced when the caller sent no sampling decision (a caller's traceparent is followed). */
+  traceSampleRatio: z.coerce.number().min(0).max(1).default(1),
   /** How long browsers may cache a preflight's answer (Access-Control-Max-Age). */
   corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600),
   ...LimitsSchema,
@@ -302,6 +310,8 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   logLevel: "LOG_LEVEL",
   corsOrigins: "GATEWAY_CORS_ORIGINS",
   corsMaxAgeSeconds: "GATEWAY_CORS_MAX_AGE_SECONDS",
+  otlpTracesEndpoint: "GATEWAY_OTLP_TRACES_ENDPOINT",
+  traceSampleRatio: "GATEWAY_TRACE_SAMPLE_RATIO",
 };
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GatewaySettingsInput = {}): GatewaySettings {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ApiKeyRecord } from "../auth/api-keys";
 import type { LimitTicket } from "../limits/rate-limiter";
+import type { Span } from "@opentelemetry/api";
 import type { AdmittedBody } from "./body/admitted-body";
 import { requestIdFrom } from "./request-id";
 
@@ -42,6 +43,10 @@ export class RequestContext {
   modelId: string | undefined = undefined;
   /** Settles when the route's handler has finished (accounted usage included); unset for routes without one. */
   handled: Promise<void> | undefined = undefined;
+  /** Streaming: seconds from the request to the first generated token (the relay's token clock). */
+  firstTokenSeconds: number | undefined = undefined;
+  /** The request's trace span, when traces are on (observability/tracing.ts). */
+  span: Span | undefined = undefined;
   /** The log line's fields. */
   readonly log: RequestLogFields = {};
 

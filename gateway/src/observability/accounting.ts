@@ -4,6 +4,7 @@ import type { RequestContext } from "../http/request-context";
 import type { LogSampler } from "./log-sampler";
 import type { Logger } from "./logger";
 import type { GatewayMetrics } from "./metrics";
+import type { RequestTracing } from "./tracing";
 
 /** Paths never logged nor counted: the probes (the operations listener has its own). */
 const UNACCOUNTED = new Set(["/healthz", "/readyz", "/metrics"]);
@@ -28,6 +29,7 @@ export class Accounting {
     private readonly log: Logger,
     private readonly sampler: LogSampler,
     private readonly metrics: GatewayMetrics,
+    private readonly tracing?: RequestTracing,
   ) {}
 
   /** Whether the request at `path` is accounted at all (probes are not). */
@@ -40,6 +42,7 @@ export class Accounting {
     const durationMs = endedAt - ctx.started;
     if (path.startsWith("/v1/")) this.count(res, ctx, path, finished, durationMs);
     this.writeLine(req, res, ctx, path, finished, durationMs);
+    if (ctx.span) this.tracing?.end(res, ctx, endedAt);
   }
 
   private count(res: ServerResponse, ctx: RequestContext, path: string, finished: boolean, durationMs: number): void {

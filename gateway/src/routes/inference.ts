@@ -8,6 +8,7 @@ import type { RouteChain } from "../http/exact-routes";
 import { contextOf, type RequestContext } from "../http/request-context";
 import { promptEstimate, type RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
+import type { RequestTracing } from "../observability/tracing";
 import { relayAnswer, type RelayOptions } from "../relay";
 import { SseKeepAlive } from "../relay/keep-alive";
 import { RESPONSE_STAMP_LENGTH, type ResponseIds } from "../responses/response-ids";
@@ -29,6 +30,8 @@ export interface InferenceDeps {
   options: InferenceOptions;
   /** Mints and reads stored responses' ids (the Responses API). */
   responseIds: ResponseIds;
+  /** Traces, when configured (off: undefined, and nothing on the request path touches them). */
+  tracing?: RequestTracing;
 }
 
 /**
@@ -38,20 +41,20 @@ export interface InferenceDeps {
  * Nothing here knows an endpoint's wire format: that is the spec's.
  */
 function serve(spec: EndpointSpec, deps: InferenceDeps) {
-  return async (_req: Request, res: Response) => {
+  return async (req: Request, res: Response) => {
     const ctx = contextOf(res);
     // Accounting (at 'close') waits for this handler: a stream the client cut is counted once the relay knows what it used.
     let handled!: () => void;
     ctx.handled = new Promise<void>((resolve) => (handled = resolve));
     try {
-      await serveRequest(spec, deps, res, ctx);
+      await serveRequest(spec, deps, req, res, ctx);
     } finally {
       handled();
     }
   };
 }
 
-async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, res: Response, ctx: RequestContext): Promise<void> {
+async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Request, res: Response, ctx: RequestContext): Promise<void> {
   const { registry, limiter, metrics, options } = deps;
   const key = ctx.key!;
   const ids = spec.storesResponses ? deps.responseIds : undefined;
@@ -61,6 +64,11 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, res: Respon
   const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
   const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
   const perModel = metrics.forModel(model);
+  const traceHeaders = deps.tracing?.begin(req, ctx, spec.path, ctx.log.alias ?? model, model);
+  // With a span, its time to first token is the client's: from the request's arrival.
+  const timings = traceHeaders
+    ? { firstToken: (s: number) => ((ctx.firstTokenSeconds = (performance.now() - ctx.started) / 1000), perModel.firstToken(s)), interTokens: perModel.interTokens }
+    : perModel;
 
   const abort = new AbortController();
   res.on("close", () => {
@@ -70,7 +78,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, res: Respon
   perModel.inFlight.inc();
   const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
   try {
-    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, ...sticky }, options);
+    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, traceHeaders, ...sticky }, options);
     keepAlive?.stop();
     ctx.log.attempts = sent.attempts;
     ctx.log.replica = sent.replica?.url;
@@ -79,7 +87,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, res: Respon
     try {
       relayed = await relayAnswer(
         sent.upstream,
-        { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings: perModel },
+        { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings },
         options,
       );
     } finally {

@@ -26,6 +26,8 @@ export interface UpstreamCall {
   unavailable?(): Error;
   /** Called with the replica each attempt goes to, before the body is sent (e.g. to stamp the response id). */
   beforeAttempt?(replica: Replica): void;
+  /** Trace context headers (traceparent) to send with it, when traces are on. */
+  traceHeaders?: Record<string, string>;
 }
 
 export interface SendOptions {
@@ -94,6 +96,8 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   };
   // The platform's key for the model servers; the client's own key never leaves the gateway.
   if (opts.upstreamAuthorization) headers.authorization = opts.upstreamAuthorization;
+  // The request's span (traceparent), so the model server's spans join its trace.
+  if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
   for (let attempt = 1; ; attempt++) {
     const picked = await pool.acquire(call.pick, tried, call.signal);

@@ -1,4 +1,5 @@
 import { Writable } from "node:stream";
+import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import OpenAI from "openai";
 import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../../../simulator/src";
 import { generateApiKey, hashApiKey, type ApiKeyEntry } from "../../src/auth/api-keys";
@@ -41,6 +42,8 @@ export interface Harness {
 /** Simulated replicas and a gateway in front of them, all real servers on loopback. */
 export interface HarnessOptions {
   settings?: GatewaySettingsInput;
+  /** Where the gateway's spans go (traces on with an in-memory exporter). */
+  traceExporter?: SpanExporter;
   /** More key entries besides the harness key (named "test-key"). */
   extraKeys?: ApiKeyEntry[];
   /** Rewrites the generated catalog, e.g. to put a model in dns or pool mode. */
@@ -98,6 +101,7 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
     settings: settingsFromEnv({}, { host: "127.0.0.1", port: 0, metricsPort: 0, healthIntervalMs: 50, healthTimeoutMs: 500, drainDelayMs: 0, shutdownGraceMs: 2000, ...settings }),
     catalog: parseCatalog(mapCatalog(catalog)),
     keys: [{ name: "test-key", sha256: hashApiKey(key), ...options.keyLimits }, ...extraKeys],
+    traceExporter: options.traceExporter,
     log: createLogger("info", sink),
   });
   const baseURL = `${gateway.url}/v1`;
