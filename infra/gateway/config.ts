@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
-import { CorsOriginSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
@@ -116,7 +116,7 @@ export const gatewaySchema = z
       .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: none (no CORS headers). Keys are bearer tokens, never cookies: credentials are never allowed.", ["https://chat.example.com"])),
     traces: z
       .strictObject({
-        endpoint: z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).meta(doc("OTLP/HTTP traces endpoint of a collector.", "http://otel-collector.observability:4318/v1/traces")),
+        endpoint: OtlpEndpointSchema.meta(doc("OTLP/HTTP traces endpoint of a collector.", "http://otel-collector.observability:4318/v1/traces")),
         sampleRatio: z.number().min(0).max(1).default(1).meta(doc("Share of requests traced when the caller sent no sampling decision.", 0.1)),
         egress: z
           .union([

@@ -40,7 +40,8 @@ const InputItemSchema = z.looseObject({ type: z.string().optional() });
 
 const ResponsesToolSchema = z.looseObject({ type: z.string().min(1) });
 
-export const ResponsesRequestSchema = z.looseObject({
+export const ResponsesRequestSchema = z
+  .looseObject({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(InputItemSchema)]),
   instructions: z.string().nullish(),
@@ -56,7 +57,12 @@ export const ResponsesRequestSchema = z.looseObject({
   previous_response_id: z.string().min(1).max(256).nullish(),
   metadata: z.record(z.string(), z.string()).nullish(),
   user: z.string().nullish(),
-});
+  })
+  .superRefine((r, ctx) => {
+    // A background response goes on generating after the answer: its slot, its tokens and its usage would escape
+    // the key's limits and the metrics.
+    if (r.background === true) ctx.addIssue({ code: "custom", path: ["background"], message: "background responses are not served: omit background, or stream the response" });
+  });
 
 export type CompletionRequest = z.infer<typeof CompletionRequestSchema>;
 export type ResponsesRequest = z.infer<typeof ResponsesRequestSchema>;

@@ -152,6 +152,14 @@ function isOrigin(value: string): boolean {
   }
 }
 
+/**
+ * An OTLP/HTTP endpoint without credentials in it: the URL is logged and, in the cluster, a plain environment
+ * variable; credentials go in OTEL_EXPORTER_OTLP_HEADERS from a Secret.
+ */
+export const OtlpEndpointSchema = z
+  .url({ protocol: /^https?$/, error: "an http:// or https:// URL" })
+  .refine((u) => !/^[a-z]+:\/\/[^/]*@/i.test(u), { error: "must not carry credentials (user:password@): put them in OTEL_EXPORTER_OTLP_HEADERS" });
+
 /** One allowed browser origin (CORS), or `*` for any. */
 export const CorsOriginSchema = z.string().refine((o) => o === "*" || isOrigin(o), { error: (i) => `"${String(i.input)}" is not an origin (scheme://host[:port], no path) or *` });
 
@@ -235,7 +243,7 @@ const SettingsObject = z.strictObject({
    * traces, and no tracing code on the request path. Headers for the collector (credentials) come from the
    * standard OTEL_EXPORTER_OTLP_HEADERS.
    */
-  otlpTracesEndpoint: z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).optional(),
+  otlpTracesEndpoint: OtlpEndpointSchema.optional(),
   /** Share of requests traced when the caller sent no sampling decision (a caller's traceparent is followed). */
   traceSampleRatio: z.coerce.number().min(0).max(1).default(1),
   /** How long browsers may cache a preflight's answer (Access-Control-Max-Age). */

@@ -58,7 +58,10 @@ const BYTES_PER_TOKEN = 4;
 /**
  * Tokens a request may use, reserved at admission: its prompt (estimated from the body's size) plus the
  * completion it asked for at most (`max_completion_tokens`, `max_tokens` or `max_output_tokens` of the Responses
- * API, times `n`), or `ceiling` when it set none (16 for a legacy completion, its default). Embeddings generate nothing.
+ * API, times `n`, times the prompts of a legacy batch), or `ceiling` when it set none (16 for a legacy completion,
+ * its default). A Responses turn that continues a stored one (`previous_response_id`) also reserves `ceiling` for
+ * the stored conversation the model server adds to its prompt, which its small body does not show. Embeddings
+ * generate nothing.
  */
 export function tokensToReserve(json: unknown, bodyBytes: number, path: string, ceiling: number): number {
   const prompt = promptEstimate(bodyBytes);
@@ -66,9 +69,13 @@ export function tokensToReserve(json: unknown, bodyBytes: number, path: string, 
   const o = (json && typeof json === "object" ? json : {}) as Record<string, unknown>;
   const asked = [o.max_completion_tokens, o.max_tokens, o.max_output_tokens].find((v): v is number => typeof v === "number" && Number.isFinite(v) && v > 0);
   const n = typeof o.n === "number" && Number.isInteger(o.n) && o.n > 1 ? Math.min(o.n, 128) : 1;
+  const legacy = path.endsWith("/v1/completions");
+  // vLLM answers one choice (or n) per prompt of a batch: a string array or an array of token-id arrays.
+  const prompts = legacy && Array.isArray(o.prompt) && o.prompt.length > 0 && typeof o.prompt[0] !== "number" ? Math.min(o.prompt.length, 2048) : 1;
   // Legacy completions default to 16 tokens when max_tokens is absent (OpenAI's and vLLM's default; null is unbounded).
-  const fallback = path.endsWith("/v1/completions") && !("max_tokens" in o) ? LEGACY_DEFAULT_MAX_TOKENS : ceiling;
-  return prompt + Math.ceil(asked ?? fallback) * n;
+  const fallback = legacy && !("max_tokens" in o) ? LEGACY_DEFAULT_MAX_TOKENS : ceiling;
+  const stored = path.endsWith("/v1/responses") && typeof o.previous_response_id === "string" ? ceiling : 0;
+  return prompt + stored + Math.ceil(asked ?? fallback) * n * prompts;
 }
 
 /** The prompt tokens a body of this size may hold, erring high (the reservation's estimate). */

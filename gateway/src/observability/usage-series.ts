@@ -16,7 +16,8 @@ const ENDPOINTS_BY_CATEGORY: Record<Catalog["models"][number]["category"], reado
  */
 export function seedUsageSeries(metrics: GatewayMetrics, keys: readonly Pick<ApiKeyEntry, "name" | "models">[], catalog: Catalog): void {
   for (const key of keys) {
-    const allowed = key.models ? new Set(key.models) : undefined;
+    // A key given an alias moves the series of the models the alias stands for.
+    const allowed = key.models ? new Set(key.models.flatMap((m) => catalog.aliases?.find((a) => a.id === m)?.models ?? [m])) : undefined;
     for (const model of catalog.models) {
       if (allowed && !allowed.has(model.id)) continue;
       // Looking a series up creates it at zero.

@@ -103,6 +103,12 @@ describe("the Responses API through the gateway", () => {
     expect((await client.responses.retrieve(r.id)).id).toBe(r.id);
   });
 
+  it("refuses background responses (they would escape the key's limits and the usage metrics) with 400 naming background", async () => {
+    const res = await h.fetch("/v1/responses", { json: { model: "m", input: "Hi", background: true } });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { param: string; message: string } }).error).toMatchObject({ param: "background", message: expect.stringContaining("background responses are not served") });
+  });
+
   it("store: false is not stored: the holding replica's own 404", async () => {
     const r = await client.responses.create({ model: "m", input: "Forget me.", store: false, max_output_tokens: 4 });
     await expect(client.responses.retrieve(r.id)).rejects.toMatchObject({ status: 404 });

@@ -5,6 +5,7 @@ import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { request } from "undici";
 import { startGatewayProcess } from "../../../scripts/lib/gateway-process";
+import { settingsFromEnv } from "../../src/config/settings";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -146,6 +147,13 @@ describe("traces over OTLP/HTTP", () => {
       await gw.stop();
       collector.close();
     }
+  });
+
+  it("refuses an endpoint that carries credentials, naming the variable (they belong in OTEL_EXPORTER_OTLP_HEADERS)", () => {
+    expect(() => settingsFromEnv({ GATEWAY_OTLP_TRACES_ENDPOINT: "https://user:token@collector.example/v1/traces" })).toThrow(
+      /GATEWAY_OTLP_TRACES_ENDPOINT: must not carry credentials/,
+    );
+    expect(() => settingsFromEnv({ GATEWAY_OTLP_TRACES_ENDPOINT: "collector:4318" })).toThrow(/GATEWAY_OTLP_TRACES_ENDPOINT/);
   });
 
   it("is off by default: no tracer, no span on any request", async () => {

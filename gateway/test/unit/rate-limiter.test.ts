@@ -14,6 +14,15 @@ describe("tokensToReserve", () => {
     expect(tokensToReserve({}, 40, "/v1/chat/completions", 4096)).toBe(10 + 4096);
     expect(tokensToReserve({ input: "x" }, 40, "/v1/embeddings", 4096)).toBe(10);
   });
+
+  it("reserves for every prompt of a legacy batch, and for the stored conversation a Responses turn continues", () => {
+    expect(tokensToReserve({ prompt: ["a", "b", "c"], max_tokens: 10 }, 40, "/v1/completions", 4096)).toBe(10 + 30);
+    expect(tokensToReserve({ prompt: [[1, 2], [3]], max_tokens: 10, n: 2 }, 40, "/v1/completions", 4096)).toBe(10 + 40);
+    // One prompt as token ids, and the legacy default of 16 tokens.
+    expect(tokensToReserve({ prompt: [1, 2, 3] }, 40, "/v1/completions", 4096)).toBe(10 + 16);
+    expect(tokensToReserve({ input: "next", previous_response_id: "resp_x", max_output_tokens: 100 }, 40, "/v1/responses", 4096)).toBe(10 + 4096 + 100);
+    expect(tokensToReserve({ input: "first", max_output_tokens: 100 }, 40, "/v1/responses", 4096)).toBe(10 + 100);
+  });
 });
 
 describe("LocalBuckets", () => {
