@@ -51,6 +51,8 @@ export function prepareRequest(
   registry: ModelRegistry,
   /** Members the route sets itself (key -> JSON text), e.g. the response id it chose. */
   extra: Readonly<Record<string, string>> = {},
+  /** The model holding a stored response this request continues, if it can tell (an alias then stays on it). */
+  homeOf?: (responseId: string) => ModelPool | undefined,
 ): PreparedRequest {
   const parsed = parseBody(spec.schema, admitted.json);
   if (!parsed.ok) throw parsed.error;
@@ -62,7 +64,10 @@ export function prepareRequest(
 
   // A model id, or an alias: its first model with a ready replica. A key may use an alias it is given, whichever
   // model the alias reaches.
-  const resolved = registry.resolve(model);
+  // A turn that continues a stored response stays on the model that holds it, when the alias stands for it.
+  const continues = spec.continues?.(request);
+  const home = continues && homeOf ? homeOf(continues) : undefined;
+  const resolved = registry.resolve(model, home);
   // Metrics label the catalog id from here on, even when the key may not use it (as the request was made).
   if (resolved) ctx.modelId = resolved.pool.model.id;
   if (!resolved || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
@@ -90,6 +95,6 @@ export function prepareRequest(
     body: new HeldBody(bytes, admitted.lease),
     // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
     pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request)) } : {},
-    continues: spec.continues?.(request),
+    continues,
   };
 }

@@ -65,6 +65,14 @@ export const responses: EndpointSpec<ResponsesRequest & EndpointRequest> = {
   continues: (r) => r.previous_response_id ?? undefined,
   usageOf: (answer) => responsesUsage(answer.usage),
   cleanAnswer: (answer) => stripPerTurn(answer),
+  // Only the events that carry the response object name its model (`response.model`); deltas do not.
+  streamModel: {
+    carries: (data) => data.includes('"response":{'),
+    rename: (payload, modelId) => {
+      const response = payload.response;
+      if (response && typeof response === "object") (response as Record<string, unknown>).model = modelId;
+    },
+  },
   // Events carrying the response object (created, in_progress, completed, …) and error events are looked into.
   mayCarryUsage: (data) => data.includes('"response":{') || data.includes('"type":"error"'),
   streamEvent(data, parsed) {

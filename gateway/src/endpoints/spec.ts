@@ -76,6 +76,11 @@ export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
   /** Cleans a whole (non-streamed) answer in place before it is sent; true when it changed (it is re-serialized). */
   cleanAnswer?(answer: Record<string, unknown>): boolean;
   /**
+   * Where a stream payload names the model, for the rewrite to the catalog id: whether this payload does (so only
+   * those are parsed), and the rewrite. Default: every payload, its top-level `model` (chat, completions chunks).
+   */
+  streamModel?: { carries(data: string): boolean; rename(payload: Record<string, unknown>, modelId: string): void };
+  /**
    * How a stream the model server broke off ends for the client, given the error and the events sent so far.
    * Default: an error event in the envelope, then `data: [DONE]` (chat, completions).
    */

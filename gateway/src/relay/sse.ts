@@ -55,7 +55,8 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     }
     // Parse only what needs looking into; plain token chunks go through as they came.
     let parsed: Record<string, unknown> | undefined;
-    if (rewriteModel || data.includes('"error"') || spec.mayCarryUsage(data)) {
+    const rename = rewriteModel && (spec.streamModel?.carries(data) ?? true);
+    if (rename || data.includes('"error"') || spec.mayCarryUsage(data)) {
       try {
         parsed = JSON.parse(data) as Record<string, unknown>;
       } catch {
@@ -82,8 +83,11 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
     // Named events (the Responses API's `event: response.output_text.delta`) keep their names.
     if (ev.event) out += `event: ${ev.event}\n`;
     sent++;
-    if (parsed && (rewriteModel || facts.rewritten)) {
-      if (rewriteModel) parsed.model = modelId;
+    if (parsed && (rename || facts.rewritten)) {
+      if (rename) {
+        if (spec.streamModel) spec.streamModel.rename(parsed, modelId);
+        else parsed.model = modelId;
+      }
       out += `data: ${JSON.stringify(parsed)}\n\n`;
     } else out += `data: ${facts.send ?? data}\n\n`;
   };

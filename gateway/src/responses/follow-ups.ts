@@ -58,7 +58,7 @@ function locate(deps: FollowUpDeps, req: Request, res: Response) {
   ctx.log.responseId = id.slice(0, 128);
   const home = deps.ids.locate(id, ctx.key!.name, deps.registry, "response_id", deps.options.retryAfterNotReadySeconds);
   // The key may have lost the model since: then the response does not exist for it either.
-  if (!callerMayUse(ctx, home.pool.model.id)) throw errors.responseNotFound(id);
+  if (!deps.registry.namesOf(home.pool.model.id).some((name) => callerMayUse(ctx, name))) throw errors.responseNotFound(id);
   ctx.modelId = home.pool.model.id;
   ctx.log.model = home.pool.model.id;
   ctx.log.replica = home.replica.url;

@@ -60,7 +60,17 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
   const ids = spec.storesResponses ? deps.responseIds : undefined;
   // The gateway chooses a stored response's id (vLLM's `request_id`): it names the replica that will hold it.
   const placeholder = ids?.placeholder();
-  const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {});
+  // An alias keeps a continued conversation on the model holding it (a bad id is refused below, in stickiness).
+  const homeOf = ids
+    ? (id: string) => {
+        try {
+          return ids.locate(id, ctx.key!.name, registry, "previous_response_id", options.retryAfterNotReadySeconds).pool;
+        } catch {
+          return undefined;
+        }
+      }
+    : undefined;
+  const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {}, homeOf);
   const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
   const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
   const perModel = metrics.forModel(model);

@@ -29,12 +29,19 @@ export class ModelRegistry {
    * A model id, or an alias: its first model with a ready replica; when none is ready, its first model, so the
    * caller gets that model's "not ready" answer.
    */
-  resolve(name: string): Resolved | undefined {
+  resolve(name: string, prefer?: ModelPool): Resolved | undefined {
     const pool = this.pools.get(name);
     if (pool) return { pool };
     const entry = this.aliasesById.get(name);
     if (!entry) return undefined;
-    return { pool: entry.pools.find((p) => p.isReady) ?? entry.pools[0]!, alias: entry.alias };
+    // `prefer`: the model holding the stored response a turn continues, if the alias stands for it.
+    const preferred = prefer && entry.pools.includes(prefer) ? prefer : undefined;
+    return { pool: preferred ?? entry.pools.find((p) => p.isReady) ?? entry.pools[0]!, alias: entry.alias };
+  }
+
+  /** The names a model can be reached by: its id and the aliases that stand for it (for a key's model list). */
+  namesOf(modelId: string): string[] {
+    return [modelId, ...[...this.aliasesById.values()].filter((e) => e.alias.models.includes(modelId)).map((e) => e.alias.id)];
   }
 
   all(): ModelPool[] {

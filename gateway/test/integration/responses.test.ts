@@ -180,3 +180,50 @@ describe("legacy completions through the gateway", () => {
     expect(text).toMatch(/gateway_tokens_total\{model="m",key="test-key",type="completion"\} [1-9]/);
   });
 });
+
+describe("stored responses reached through an alias", () => {
+  let h: Harness;
+  const aliasOnly = generateApiKey();
+  beforeAll(async () => {
+    h = await startHarness([{ id: "big" }, { id: "small" }], {
+      extraKeys: [{ name: "alias-only", sha256: hashApiKey(aliasOnly), models: ["chat"] }],
+      settings: { responseIdSecret: "a-test-secret-of-enough-length" },
+      mapCatalog: (c) => ({ ...c, aliases: [{ id: "chat", models: ["big", "small"] }] }),
+    });
+    await waitFor(() => ["big", "small"].every((m) => h.gateway.registry.get(m)!.isReady), 10_000, "models ready");
+  });
+  afterAll(() => h.close());
+
+  it("a key given only the alias reads its own stored response, and a continued turn stays on the model that holds it", async () => {
+    const client = h.client({ apiKey: aliasOnly });
+    // The alias prefers "big", but "big" is taken out: the first turn goes to "small".
+    const big = h.gateway.registry.get("big")!;
+    for (const r of big.replicas) r.eject("test");
+    const first = await client.responses.create({ model: "chat", input: "Remember the number 7.", max_output_tokens: 4 });
+    expect(first.model).toBe("small");
+    expect((await client.responses.retrieve(first.id)).id).toBe(first.id);
+    // "big" is back and preferred again; the conversation stays where its state is.
+    await waitFor(() => big.isReady, 10_000, "big back");
+    const next = await client.responses.create({ model: "chat", input: "Which number?", previous_response_id: first.id, max_output_tokens: 4 });
+    expect(next.model).toBe("small");
+    expect(h.sims.big![0]!.stats().completedTotal).toBe(0);
+  });
+});
+
+describe("a Responses stream of a model served under another name", () => {
+  it("names the catalog id in every response object it carries, and the upstream name nowhere", async () => {
+    const h = await startHarness([{ id: "m", upstreamModel: "Org/M-Served-Name" }], { settings: { responseIdSecret: "a-test-secret-of-enough-length" } });
+    try {
+      const res = await h.fetch("/v1/responses", { json: { model: "m", input: "Hi", stream: true, max_output_tokens: 3 } });
+      const text = await res.text();
+      expect(text).not.toContain("Org/M-Served-Name");
+      const models = [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!) as { response?: { model?: string } }).filter((e) => e.response).map((e) => e.response!.model);
+      expect(models.length).toBeGreaterThanOrEqual(2); // response.created ... response.completed
+      expect(new Set(models)).toEqual(new Set(["m"]));
+      const plain = (await (await h.fetch("/v1/responses", { json: { model: "m", input: "Hi", max_output_tokens: 3 } })).json()) as { model: string };
+      expect(plain.model).toBe("m");
+    } finally {
+      await h.close();
+    }
+  });
+});
