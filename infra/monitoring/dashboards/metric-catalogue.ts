@@ -99,12 +99,15 @@ const LOKI: MetricSource = {
   histograms: ["loki_request_duration_seconds"],
 };
 
-/** The gateway's metrics, read from its source: every `name: "…"` and `perReplica("…"` in metrics.ts. */
+/**
+ * The gateway's metrics, read from its source: every `name: "…"`, `perReplica("…"` and prebuilt series
+ * (`new PrebuiltCounter("…"`, see observability/prebuilt-series.ts) in metrics.ts.
+ */
 export function gatewayMetrics(): MetricSource {
   const file = path.join(REPO_ROOT, "gateway", "src", "observability", "metrics.ts");
   const text = fs.readFileSync(file, "utf8");
-  const names = [...text.matchAll(/name: "(gateway_\w+)"|perReplica\("(gateway_\w+)"/g)].map((m) => (m[1] ?? m[2]) as string);
-  const histograms = [...text.matchAll(/new Histogram\(\{\s*name: "(gateway_\w+)"/g)].map((m) => m[1] as string);
+  const names = [...text.matchAll(/name: "(gateway_\w+)"|perReplica\("(gateway_\w+)"|new Prebuilt\w+\(\s*"(gateway_\w+)"/g)].map((m) => (m[1] ?? m[2] ?? m[3]) as string);
+  const histograms = [...text.matchAll(/new Histogram\(\{\s*name: "(gateway_\w+)"|new PrebuiltHistogram\(\s*"(gateway_\w+)"/g)].map((m) => (m[1] ?? m[2]) as string);
   return { exposedBy: "the gateway (/metrics on 9090)", reference: "gateway/src/observability/metrics.ts", names, histograms };
 }
 
