@@ -7,7 +7,7 @@ import type { RouteChain } from "../http/exact-routes";
 import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
-import { relayAnswer, type RelayOptions } from "../relay";
+import { relayAnswer, type Relayed, type RelayOptions } from "../relay";
 import { SseKeepAlive } from "../relay/keep-alive";
 import type { ModelRegistry } from "../upstream/registry";
 import { send, type SendOptions } from "../upstream/send";
@@ -53,7 +53,7 @@ function serve(spec: EndpointSpec, deps: InferenceDeps) {
       ctx.log.attempts = sent.attempts;
       ctx.log.replica = sent.replica?.url;
       if (!sent.answered) return;
-      let relayed;
+      let relayed: Relayed;
       try {
         relayed = await relayAnswer(
           sent.upstream,
