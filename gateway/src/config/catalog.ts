@@ -71,8 +71,8 @@ export const RoutingSchema = z.strictObject({
   /** prefix-affinity: prompts sharing fewer leading 128-character blocks than this are routed least-loaded. */
   minPrefixBlocks: z.number().int().min(1).default(4),
   /**
-   * prefix-affinity load gate: the warm replica is used only while its load exceeds the least-loaded
-   * replica's by at most this fraction of its concurrency cap.
+   * prefix-affinity: how many requests more than the least-loaded replica a whole-prompt prefix match is worth,
+   * as a fraction of the replica's concurrency cap (the weight of prefix against load; see upstream/balancer.ts).
    */
   affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */

@@ -4,7 +4,7 @@ import type { Logger } from "../observability/logger";
 import { ClientGone } from "./client-gone";
 import { maybeContextOf } from "./request-context";
 import type { UnreadBodies } from "./unread-body";
-import { SSE_DONE, sseErrorEvent } from "../relay/sse-events";
+import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
 
 /** Errors of client input raised outside the gateway's own code, mapped to envelopes. */
 function fromFramework(err: unknown): ApiError | undefined {

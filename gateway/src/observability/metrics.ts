@@ -1,7 +1,16 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import { ITL_BUCKETS, type TokenTimingSink } from "../relay/token-clock";
 import type { ModelRegistry } from "../upstream/registry";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
+
+/** Bucket bounds (seconds) of the inter-token histogram: 1 ms to 1 s. */
+export const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1] as const;
+
+/** Where a stream's timings go once it ends: the model's time to first token, its inter-token gaps. */
+export interface TokenTimingSink {
+  firstToken(seconds: number): void;
+  /** One stream's inter-token gaps as per-bucket counts (non-cumulative; the last is above every bound), their sum. */
+  interTokens(bucketCounts: Uint32Array, sumSeconds: number): void;
+}
 
 /** What the request path records for one model (see forModel). */
 export interface ModelMetrics extends TokenTimingSink {

@@ -6,7 +6,8 @@ import type { KeyedBudget } from "../limits/keyed-budget";
 import { normalizeUpstreamError, parseErrorBody } from "../upstream/normalize-error";
 import { readFailure, relayJsonAnswer } from "./json";
 import { relaySse } from "./sse";
-import { TokenClock, type TokenTimingSink } from "./token-clock";
+import type { TokenTimingSink } from "../observability/metrics";
+import { TokenClock } from "./token-clock";
 
 export interface RelayOptions {
   /** Longest wait for a client that does not read its stream. */

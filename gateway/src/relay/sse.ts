@@ -6,7 +6,8 @@ import type { EndpointSpec, Usage, UsageWanted } from "../endpoints/spec";
 import { writable } from "../http/client-stall";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
 import { errorCode } from "../upstream/send";
-import { SSE_DONE, sseErrorEvent, startEventStream } from "./sse-events";
+import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
+import { startEventStream } from "./sse-events";
 import type { TokenClock } from "./token-clock";
 
 export interface SseRelay {

@@ -1,12 +1,5 @@
-/** Bucket bounds (seconds) of the inter-token histogram: 1 ms to 1 s. */
-export const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1] as const;
-
-/** Where a stream's timings go once it ends: the model's time to first token, its inter-token gaps. */
-export interface TokenTimingSink {
-  firstToken(seconds: number): void;
-  /** One stream's inter-token gaps as per-bucket counts (non-cumulative; the last is above every bound), their sum. */
-  interTokens(bucketCounts: Uint32Array, sumSeconds: number): void;
-}
+import { ITL_BUCKETS, type TokenTimingSink } from "../observability/metrics";
+import { bucketOf } from "../observability/prebuilt-series";
 
 /**
  * The token timing of one stream. The first token is reported as it comes; inter-token gaps are counted into
@@ -27,9 +20,7 @@ export class TokenClock {
     if (this.last < 0) this.sink.firstToken((now - this.started) / 1000);
     else {
       const gap = (now - this.last) / 1000;
-      let i = 0;
-      while (i < ITL_BUCKETS.length && gap > ITL_BUCKETS[i]!) i++;
-      this.counts[i]!++;
+      this.counts[bucketOf(ITL_BUCKETS, gap)]!++;
       this.sum += gap;
       this.gaps++;
     }

@@ -8,7 +8,7 @@ import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import { admitKeyLimits } from "../limits/request-limits";
 import { relayAnswer, type RelayOptions } from "../relay";
-import type { TokenTimingSink } from "../relay/token-clock";
+import type { TokenTimingSink } from "../observability/metrics";
 import type { ModelRegistry } from "../upstream/registry";
 import { errorCode, type SendOptions } from "../upstream/send";
 import type { ResponseIds } from "./response-ids";

@@ -1,72 +1,67 @@
 import type { Routing } from "../config/catalog";
 import { PrefixIndex } from "./prefix-index";
 import type { Replica } from "./replica";
+import { WeightedPicker, type WeightedScorer } from "./routing/picker";
+import { KvCacheScorer, PrefixScorer, QueueScorer, type PickContext } from "./routing/scorers";
 
-/** What a strategy may look at besides the replicas. */
-export interface PickContext {
-  /** Chained prefix-block hashes of the prompt (prefix-affinity only). */
-  prefix?: readonly number[];
-}
+export type { PickContext };
 
-/** Chooses among replicas that are ready, not saturated and not excluded; never sees an empty list. */
+/**
+ * Routing as filter → score → pick: the pool's filters (routing/filters.ts) leave the replicas that can take the
+ * request, scorers rate each in [0, 1] (routing/scorers.ts), one picker takes the best weighted sum
+ * (routing/picker.ts). The strategy names of the catalog are presets of weights, below.
+ */
 export interface Strategy {
+  /** Chooses among replicas that are ready, not saturated and not excluded; never sees an empty list. */
   pick(candidates: readonly Replica[], ctx: PickContext): Replica;
   /** Told which replica got the request, so it can learn (prefix affinity). */
   chosen?(replica: Replica, ctx: PickContext): void;
 }
 
-export class RoundRobin implements Strategy {
-  private next = 0;
-  pick(candidates: readonly Replica[]): Replica {
-    const r = candidates[this.next % candidates.length]!;
-    this.next = (this.next + 1) % 1_000_000;
-    return r;
-  }
-}
+/** KV-cache room only breaks ties of the scorers that matter. */
+const KV_TIE_BREAK = 0.001;
 
-/** Fewest requests in flight plus queued at the model server; ties broken by KV-cache use, then rotation. */
-export class LeastLoaded implements Strategy {
-  private rotation = 0;
-  pick(candidates: readonly Replica[]): Replica {
-    const n = candidates.length;
-    const start = this.rotation++ % n;
-    let best = candidates[start]!;
-    for (let i = 1; i < n; i++) {
-      const r = candidates[(start + i) % n]!;
-      if (r.load < best.load || (r.load === best.load && r.kvCacheUsage < best.kvCacheUsage)) best = r;
-    }
-    return best;
+/** No scorer: every candidate ties and the picker rotates (the Kubernetes Service baseline). */
+export class RoundRobin extends WeightedPicker implements Strategy {
+  constructor() {
+    super([]);
   }
 }
 
 /**
- * Sends a prompt to the replica that served its longest prefix recently (its KV cache is warm), unless that
- * replica is much busier than the least-loaded one: prefix-only routing piles hot prefixes on one replica
- * (llm-d measured ~55% success without a load gate), so affinity holds only "until saturated".
+ * Queue depth with a span of one request: only the least-loaded candidates score; ties go to KV-cache room,
+ * then rotation. Load is our in-flight count plus what other gateway replicas have at that server.
  */
-export class PrefixAffinity implements Strategy {
-  private readonly index = new PrefixIndex();
-  private readonly fallback = new LeastLoaded();
+export class LeastLoaded extends WeightedPicker implements Strategy {
+  constructor() {
+    super([
+      { scorer: new QueueScorer(() => 1), weight: 1 },
+      { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
+    ]);
+  }
+}
 
-  constructor(private readonly routing: Pick<Routing, "minPrefixBlocks" | "affinityLoadTolerance">) {}
+/**
+ * Prefix match weighed against queue depth: a prompt goes to the replica holding most of its prefix (its KV
+ * cache is warm) while that replica is not much busier than the least-loaded one. Prefix-only routing piles hot
+ * prefixes onto one replica and the tail pays (llm-d measured ~55% success without load), so load counts twice
+ * as much as a whole-prompt match over a span of 2T+1 requests: a full match wins while the replica has at most
+ * T = ceil(affinityLoadTolerance × cap) requests more than the least loaded, a partial match proportionally less,
+ * and beyond the span nothing can outweigh the load. Affinity never sends a request to a replica far busier than
+ * the rest.
+ */
+export class PrefixAffinity extends WeightedPicker implements Strategy {
+  private readonly index: PrefixIndex;
 
-  pick(candidates: readonly Replica[], ctx: PickContext): Replica {
-    const least = this.fallback.pick(candidates);
-    const hashes = ctx.prefix ?? [];
-    if (hashes.length < this.routing.minPrefixBlocks) return least;
-    const matched = this.index.matchedBlocks(hashes);
-    // The warmest replica that is not much busier than the least-loaded one; ties go to the less loaded.
-    let best: Replica | undefined;
-    let bestBlocks = this.routing.minPrefixBlocks - 1;
-    for (const r of candidates) {
-      const blocks = matched.get(r.url) ?? 0;
-      if (blocks <= bestBlocks && !(blocks === bestBlocks && best && r.load < best.load)) continue;
-      const tolerance = Math.max(1, Math.ceil(this.routing.affinityLoadTolerance * r.maxConcurrency));
-      if (r.load - least.load > tolerance) continue;
-      best = r;
-      bestBlocks = blocks;
-    }
-    return best ?? least;
+  constructor(routing: Pick<Routing, "minPrefixBlocks" | "affinityLoadTolerance">, index = new PrefixIndex()) {
+    const span = (r: Replica) => 2 * Math.max(1, Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency)) + 1;
+    const scorers: WeightedScorer[] = [
+      { scorer: new PrefixScorer(index, routing.minPrefixBlocks), weight: 1 },
+      { scorer: new QueueScorer(span), weight: 2 },
+      { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
+    ];
+    super(scorers);
+    this.index = index;
   }
 
   chosen(replica: Replica, ctx: PickContext): void {

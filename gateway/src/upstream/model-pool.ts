@@ -1,6 +1,7 @@
 import type { CatalogModel } from "../config/catalog";
 import { createStrategy, type PickContext, type Strategy } from "./balancer";
 import { Replica } from "./replica";
+import * as filters from "./routing/filters";
 
 export type AcquireResult = { ok: true; replica: Replica } | { ok: false; reason: "not_ready" | "saturated" };
 
@@ -15,8 +16,8 @@ interface Waiter {
 const QUEUE_RECHECK_MS = 50;
 
 /**
- * The replicas of one model and the choice among them. Only ready, unsaturated replicas are candidates;
- * the model's strategy picks one. When every ready replica is saturated, requests wait in a short FIFO
+ * The replicas of one model and the choice among them. Only ready, unsaturated replicas are candidates
+ * (routing/filters.ts); the model's strategy scores them and picks one. When every ready replica is saturated, requests wait in a short FIFO
  * queue (bounded in length and time) before the caller answers 429.
  */
 export class ModelPool {
@@ -136,9 +137,10 @@ export class ModelPool {
   }
 
   private tryPick(ctx: PickContext, exclude?: ReadonlySet<Replica>): AcquireResult {
-    const ready = this.list.filter((r) => r.ready && !exclude?.has(r));
+    // Filter → score → pick: the filters here, the scoring and the pick in the strategy (balancer.ts).
+    const ready = filters.ready(this.list, exclude);
     if (ready.length === 0) return { ok: false, reason: "not_ready" };
-    const candidates = ready.filter((r) => !r.saturated);
+    const candidates = filters.unsaturated(ready);
     if (candidates.length === 0) return { ok: false, reason: "saturated" };
     const replica = this.strategy.pick(candidates, ctx);
     this.strategy.chosen?.(replica, ctx);

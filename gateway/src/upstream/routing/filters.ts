@@ -1,0 +1,14 @@
+import type { Replica } from "../replica";
+
+/**
+ * Filters drop the replicas that cannot take the request; scorers then only rank the rest. In the order the
+ * pool applies them: an empty result after `ready` means the model is not ready (503), after `unsaturated` that
+ * it is busy (the request waits in the model's queue, then 429).
+ */
+export type Filter = (replicas: readonly Replica[], exclude?: ReadonlySet<Replica>) => Replica[];
+
+/** Ready (health checks pass, a pool has backends) and not already tried by this request. */
+export const ready: Filter = (replicas, exclude) => replicas.filter((r) => r.ready && !exclude?.has(r));
+
+/** Below the gateway's cap and the model server's own queue and KV-cache thresholds. */
+export const unsaturated: Filter = (replicas) => replicas.filter((r) => !r.saturated);

@@ -1,0 +1,62 @@
+import type { PrefixIndex } from "../prefix-index";
+import type { Replica } from "../replica";
+
+/** What routing may look at besides the replicas. */
+export interface PickContext {
+  /** Chained prefix-block hashes of the prompt (only for models whose routing weighs prefixes). */
+  prefix?: readonly number[];
+}
+
+/**
+ * Rates every candidate in [0, 1], higher is better, into `out` (one slot per candidate). Scorers see only
+ * replicas the filters let through, and say nothing about the others: a weight decides how much each counts.
+ */
+export interface Scorer {
+  score(candidates: readonly Replica[], ctx: PickContext, out: Float64Array): void;
+}
+
+/**
+ * Queue depth: how much busier a replica is than the least-loaded candidate, as a share of `span(replica)`
+ * requests: 1 for the least loaded, 0 at `span` or more above it. Relative to the cap, not min-max normalised,
+ * so one request more does not look like the whole range.
+ */
+export class QueueScorer implements Scorer {
+  constructor(private readonly span: (r: Replica) => number) {}
+
+  score(candidates: readonly Replica[], _ctx: PickContext, out: Float64Array): void {
+    let least = Infinity;
+    for (const r of candidates) least = Math.min(least, r.load);
+    candidates.forEach((r, i) => (out[i] = Math.max(0, 1 - (r.load - least) / this.span(r))));
+  }
+}
+
+/** KV-cache room the model server reports: 1 - its KV-cache use. */
+export class KvCacheScorer implements Scorer {
+  score(candidates: readonly Replica[], _ctx: PickContext, out: Float64Array): void {
+    candidates.forEach((r, i) => (out[i] = 1 - Math.min(1, Math.max(0, r.kvCacheUsage))));
+  }
+}
+
+/**
+ * Prefix match: the share of the prompt's leading blocks the replica served recently (its KV cache likely holds
+ * them), by the gateway's prefix index. Prompts shorter than `minBlocks` blocks, and matches shorter than that,
+ * score 0: too little to be worth steering for.
+ */
+export class PrefixScorer implements Scorer {
+  constructor(
+    private readonly index: PrefixIndex,
+    private readonly minBlocks: number,
+  ) {}
+
+  score(candidates: readonly Replica[], ctx: PickContext, out: Float64Array): void {
+    out.fill(0, 0, candidates.length);
+    const hashes = ctx.prefix ?? [];
+    if (hashes.length < this.minBlocks) return;
+    const matched = this.index.matchedBlocks(hashes);
+    if (matched.size === 0) return;
+    candidates.forEach((r, i) => {
+      const blocks = matched.get(r.url) ?? 0;
+      if (blocks >= this.minBlocks) out[i] = blocks / hashes.length;
+    });
+  }
+}
