@@ -195,6 +195,7 @@ export function deployServing({ cluster, plan, secrets, crds, digestKey }: Servi
           },
           rollout: plan.rollouts.get(model.def.ref) as Rollout,
           drainSeconds: cfg.drainSeconds,
+          responsesStore: cfg.responsesStore,
           apiKey: apiKeySecret,
           apiKeyDigest,
           after: outgoing ? [outgoing.server] : undefined,

@@ -26,6 +26,7 @@ const STRUCTURED_KEYS = new Set([
   "weightsCache",
   "weightsS3",
   "networkPolicy",
+  "responsesStore",
   "drainSeconds",
 ]);
 
@@ -133,6 +134,15 @@ export const servingSchema = z
           { "generative/llama-3.3-70b": "generative/qwen3-8b" },
         ),
       ),
+    responsesStore: z
+      .boolean()
+      .default(false)
+      .meta(
+        doc(
+          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), so `previous_response_id`, `GET /v1/responses/{id}` and cancel work. Off by default: vLLM keeps every stored response in the server's memory and never evicts one (a restart loses them all), so turn it on knowingly and watch the model servers' memory.",
+          true,
+        ),
+      ),
     networkPolicy: z
       .boolean()
       .default(true)
@@ -199,6 +209,8 @@ export interface ServingConfig {
   /** `{incoming: outgoing}` swaps. */
   readonly replaces: Readonly<Record<string, string>>;
   readonly networkPolicy: boolean;
+  /** `serving:responsesStore`: vLLM stores Responses API answers. */
+  readonly responsesStore: boolean;
   readonly gatewayNamespace?: string;
   readonly monitoringNamespace: string;
 }
@@ -240,6 +252,7 @@ export function parseServingConfig(raw: Readonly<Record<string, string>>, labelD
     drainSeconds: c.drainSeconds,
     replaces: c.replaces,
     networkPolicy: c.networkPolicy,
+    responsesStore: c.responsesStore,
     gatewayNamespace: c.gatewayNamespace,
     monitoringNamespace: c.monitoringNamespace,
   };

@@ -62,6 +62,8 @@ export interface ServedModelArgs {
   readonly rollout: Rollout;
   /** How long a stopping server drains (model.yaml `drainSeconds` wins). */
   readonly drainSeconds: number;
+  /** vLLM stores Responses API answers (`serving:responsesStore`). */
+  readonly responsesStore?: boolean;
   /** The platform's API key for the model servers: its Secret (stacks/serving.ts), and a digest of its value. */
   readonly apiKey: pulumi.Resource;
   /** On the pod template: vLLM reads the key at start, so a rotated key must roll the pods. */
@@ -189,6 +191,7 @@ export class ServedModel extends pulumi.ComponentResource {
             startupTimeout: args.startupTimeout,
             awaitModelServers: args.awaitModelServers,
             drainSeconds: args.drainSeconds,
+            responsesStore: args.responsesStore,
             podAnnotations: () => args.observability?.serverPodAnnotations,
           }),
           digestAnnotation("api-key"),

@@ -87,6 +87,13 @@ describe("model-server values", () => {
     expect(s.terminationGracePeriodSeconds).toBeUndefined();
   });
 
+  test("serving:responsesStore lets vLLM store Responses API answers; off by default, as vLLM is", () => {
+    const on = (buildModelServerValues(qwen, args({ responsesStore: true })) as YamlDoc).decode.containers[0];
+    expect(on.env).toContainEqual({ name: "VLLM_ENABLE_RESPONSES_API_STORE", value: "1" });
+    const off = (buildModelServerValues(qwen, args()) as YamlDoc).decode.containers[0];
+    expect(off.env.map((e: { name: string }) => e.name)).not.toContain("VLLM_ENABLE_RESPONSES_API_STORE");
+  });
+
   test("the startup probe's budget grows with the weights; the folder's period stays", () => {
     const small = (buildModelServerValues(qwen, args({ startupBudgetSeconds: startupTimeoutSeconds(16) })) as YamlDoc).decode.containers[0].startupProbe;
     const large = (buildModelServerValues(llama, args({ startupBudgetSeconds: startupTimeoutSeconds(131.5) })) as YamlDoc).decode.containers[0].startupProbe;

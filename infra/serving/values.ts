@@ -118,6 +118,8 @@ export interface ModelServerValuesArgs {
   readonly drainSeconds: number;
   /** Give vLLM the platform's API key (from API_KEY_SECRET). */
   readonly apiKey: boolean;
+  /** Let vLLM store Responses API answers (`serving:responsesStore`). */
+  readonly responsesStore?: boolean;
   /** Pod annotations per role (the metrics server's scrape annotations, from the composition root). */
   readonly podAnnotations?: Readonly<Partial<Record<"decode" | "prefill", Readonly<Record<string, string>>>>>;
 }
@@ -132,6 +134,8 @@ function setEnv(c: ContainerValues, entry: { name: string; [k: string]: unknown 
 /** The platform's part of a vLLM container: API key, offline cache, revision, probe budget, drain, security. */
 function serveVllm(c: ContainerValues, role: RoleValues, port: number, args: ModelServerValuesArgs, cachedHf: boolean): void {
   if (args.apiKey) setEnv(c, { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: API_KEY_SECRET.name, key: API_KEY_SECRET.key } } });
+  // Without it vLLM accepts `store` and stores nothing: follow-ups of stored responses get its 404.
+  if (args.responsesStore) setEnv(c, { name: "VLLM_ENABLE_RESPONSES_API_STORE", value: "1" });
   if (cachedHf) {
     // The download Job filled the cache: load from it, never from the network (a registry outage cannot stop a restart).
     setEnv(c, { name: "HF_HUB_OFFLINE", value: "1" });
@@ -165,6 +169,8 @@ export interface ServerSettings {
   readonly awaitModelServers: boolean;
   /** serving:drainSeconds (a folder's model.yaml drainSeconds wins). */
   readonly drainSeconds: number;
+  /** serving:responsesStore. */
+  readonly responsesStore?: boolean;
   /** Pod annotations of a model's server pods, per role (the composition root's: monitoring's scrape annotations). */
   readonly podAnnotations?: (def: ModelDefinition) => ModelServerValuesArgs["podAnnotations"];
 }
@@ -186,6 +192,7 @@ export function serverValuesFor(model: PlannedModel, s: ServerSettings): Record<
     startupBudgetSeconds: startupTimeoutSeconds(def.weightsGiB, s.startupTimeout),
     drainSeconds: def.drainSeconds ?? s.drainSeconds,
     apiKey: true,
+    responsesStore: s.responsesStore,
     podAnnotations: s.podAnnotations?.(def),
   });
 }
