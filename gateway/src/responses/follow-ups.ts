@@ -10,7 +10,7 @@ import { admitKeyLimits } from "../limits/request-limits";
 import { relayAnswer, type RelayOptions } from "../relay";
 import type { TokenTimingSink } from "../observability/metrics";
 import type { ModelRegistry } from "../upstream/registry";
-import { errorCode, type SendOptions } from "../upstream/send";
+import { CONNECT_ERRORS, errorCode, type SendOptions } from "../upstream/send";
 import type { ResponseIds } from "./response-ids";
 
 export interface FollowUpDeps {
@@ -71,13 +71,12 @@ function forward(deps: FollowUpDeps, method: "GET" | "POST", suffix: string) {
     const ctx = contextOf(res);
     const { id, pool, replica } = locate(deps, req, res);
     const query = req.url.indexOf("?");
-    const stream = method === "GET" && req.query.stream === "true";
-    ctx.log.stream = stream;
+    const asksStream = method === "GET" && /^(true|1)$/i.test(String(req.query.stream ?? ""));
     const abort = new AbortController();
     res.on("close", () => {
       if (!res.writableFinished) abort.abort();
     });
-    const headers: Record<string, string> = { accept: stream ? "text/event-stream" : "application/json", "x-request-id": ctx.requestId };
+    const headers: Record<string, string> = { accept: asksStream ? "text/event-stream" : "application/json", "x-request-id": ctx.requestId };
     if (options.upstreamAuthorization) headers.authorization = options.upstreamAuthorization;
     let upstream;
     try {
@@ -94,10 +93,14 @@ function forward(deps: FollowUpDeps, method: "GET" | "POST", suffix: string) {
       if (abort.signal.aborted) return;
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
-      replica.eject(code ?? "request failed");
+      // Only a failed connection says the replica is gone; anything else is this request's trouble.
+      if (code && CONNECT_ERRORS.has(code)) replica.eject(code);
       throw errors.responseReplicaUnavailable(id, options.retryAfterNotReadySeconds);
     }
     ctx.log.attempts = 1;
+    // What the model server sends decides the relay, whatever spelling of `stream` the query used.
+    const stream = String(upstream.headers["content-type"] ?? "").startsWith("text/event-stream");
+    ctx.log.stream = stream;
     const relayed = await relayAnswer(
       upstream,
       { res, spec: retrieved, modelId: pool.model.id, upstreamModel: pool.upstreamModel, stream, clientWantsUsage: false, keyName: ctx.key!.name, signal: abort.signal, timings: NO_TIMINGS },

@@ -57,7 +57,7 @@ export interface Abandoned {
 }
 
 /** Failures that happen before the model server could have answered: safe to try another replica. */
-const CONNECT_ERRORS = new Set([
+export const CONNECT_ERRORS: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "EPIPE",
