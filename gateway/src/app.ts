@@ -85,19 +85,8 @@ export function createApp(deps: AppDeps): Express {
       admit,
       responseIds: deps.responseIds,
       tracing: deps.tracing,
-      options: {
-        dispatcher: deps.dispatcher,
-        upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
-        headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
-        idleTimeoutMs: settings.upstreamIdleTimeoutMs,
-        retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,
-        retryAfterNotReadySeconds: settings.retryAfterNotReadySeconds,
-        sseKeepAliveMs: settings.sseKeepAliveMs,
-        clientStallTimeoutMs: settings.clientStallTimeoutMs,
-        answerStallTimeoutMs: settings.answerStallTimeoutMs,
-        answerBudget: deps.answerBudget,
-        answerRefused: refused,
-      },
+      // Inference waits for a replica, so a stream may need keep-alives first; follow-ups reuse the rest.
+      options: { ...upstreamOptions, sseKeepAliveMs: settings.sseKeepAliveMs },
     },
     [auth],
   );

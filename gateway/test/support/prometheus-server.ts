@@ -1,27 +1,14 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-/** True when a real Prometheus server is installed (Debian package prometheus; CI installs it). */
-export function hasPrometheus(): boolean {
-  return spawnSync("prometheus", ["--version"]).status === 0;
-}
+import { freePort } from "../../../scripts/lib/processes";
+import { describeWithBinary } from "./installed";
 
 /** In CI a missing binary is a failure, locally a skip with a reason. */
 export function describeWithPrometheus(name: string, fn: () => void): void {
-  if (hasPrometheus() || process.env.CI) describe(name, fn);
-  else describe.skip(`${name} (prometheus not installed: apt-get install prometheus)`, fn);
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address() as { port: number };
-  srv.close();
-  return port;
+  describeWithBinary("prometheus", "prometheus", name, fn);
 }
 
 export interface RunningPrometheus {

@@ -1,24 +1,11 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
-
-/** True when a real redis-server binary is installed (Debian package redis-server; CI installs it). */
-export function hasRedisServer(): boolean {
-  return spawnSync("redis-server", ["--version"]).status === 0;
-}
+import { freePort } from "../../../scripts/lib/processes";
+import { describeWithBinary } from "./installed";
 
 /** In CI a missing binary is a failure, locally a skip with a reason. */
 export function describeWithRedis(name: string, fn: () => void): void {
-  if (hasRedisServer() || process.env.CI) describe(name, fn);
-  else describe.skip(`${name} (redis-server not installed: apt-get install redis-server)`, fn);
-}
-
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address() as { port: number };
-  srv.close();
-  return port;
+  describeWithBinary("redis-server", "redis-server", name, fn);
 }
 
 export interface RunningRedis {

@@ -107,6 +107,11 @@ const LOKI: MetricSource = {
  * (prom-client's or the prebuilt series) implements each.
  */
 export function gatewayMetrics(): MetricSource {
+  return (gatewaySource ??= readGatewayMetrics());
+}
+let gatewaySource: MetricSource | undefined;
+
+function readGatewayMetrics(): MetricSource {
   const metrics = new GatewayMetrics(new ModelRegistry(CatalogSchema.parse({ models: [] })));
   metrics.observeResources({ openConnections: () => 0, bodyMemoryBytes: () => 0, answerMemoryBytes: () => 0 });
   const all = metrics.registry.getMetricsAsArray().filter((m) => m.name.startsWith("gateway_"));
