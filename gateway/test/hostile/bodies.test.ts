@@ -84,8 +84,10 @@ hostileDescribe("hostile: request bodies", () => {
   });
 
   it("one field of a valid body made wrong: 400 naming the field and the kind of mistake", async () => {
+    // Wrong values only: a whole number in range is a valid max_tokens (the model server may still refuse it as
+    // longer than its context, which is its answer, not the gateway's validation).
     const wrong = fc.oneof(
-      fc.record({ field: fc.constantFrom("temperature", "top_p", "max_tokens", "n", "seed", "presence_penalty"), value: fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.double({ min: 1e3, max: 1e9 }), fc.constant(-5), fc.constant([])) }),
+      fc.record({ field: fc.constantFrom("temperature", "top_p", "max_tokens", "n", "seed", "presence_penalty"), value: fc.oneof(fc.string(), fc.boolean(), fc.constant(null), fc.double({ min: 1e3, max: 1e9 }).filter((v) => !Number.isInteger(v)), fc.constant(-5), fc.constant([])) }),
       fc.record({ field: fc.constantFrom("messages", "stop", "tools", "stream", "logit_bias"), value: fc.oneof(fc.integer(), fc.constant("x"), fc.constant({})) }),
     );
     await fc.assert(
