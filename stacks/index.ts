@@ -6,7 +6,8 @@ import { program } from "./program";
 // Before anything is declared: no Kubernetes resource may reach the cluster of the current kube context.
 pulumi.runtime.registerResourceTransform(requireStackProvider);
 
-const outputs = program();
+// A missing chart archive fails here, naming the file, before any Chart reaches the provider.
+const outputs = program({ requireChartArchives: true });
 export const monitoring = outputs.monitoring;
 export const serving = outputs.serving;
 export const gateway = outputs.gateway;

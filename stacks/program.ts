@@ -4,7 +4,8 @@
 // Kubernetes provider, the CRDs the parts need, and the parts.
 import * as pulumi from "@pulumi/pulumi";
 import { CONFIG_NAMESPACE as GATEWAY, type GatewayConfig, loadGatewayConfig, loadGatewaySecrets, QUALIFIED_SECRET_KEYS as GATEWAY_SECRETS } from "../infra/gateway";
-import { CONFIG_NAMESPACE as MONITORING, loadMonitoringConfig, loadMonitoringSecrets, type MonitoringConfig, QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring";
+import { CONFIG_NAMESPACE as MONITORING, loadMonitoringConfig, monitoringChartArchives, loadMonitoringSecrets, type MonitoringConfig, QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring";
+import { missingChartArchives } from "../infra/platform/charts";
 import { createCluster } from "../infra/platform/cluster";
 import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSecrets, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/config";
@@ -24,6 +25,14 @@ export interface ProgramOutputs {
 /** Configuration namespaces a stack may use: the platform's, and the engine's own (`pulumi:`). */
 export const KNOWN_NAMESPACES = [CLUSTER_NAMESPACE, "platform", MONITORING, SERVING, GATEWAY, "pulumi"] as const;
 const SECRET_KEYS = [...QUALIFIED_CLUSTER_SECRET_KEYS, ...MONITORING_SECRETS, ...SERVING_SECRETS, ...GATEWAY_SECRETS];
+
+export interface ProgramOptions {
+  /**
+   * Fail the preview, naming the file, when a chart archive the stack renders from is not there. The entry point
+   * (index.ts) sets it; the mock runs and the offline render leave it off, since the mock engine renders no chart.
+   */
+  readonly requireChartArchives?: boolean;
+}
 
 interface Plan {
   readonly cluster: ClusterConfig;
@@ -58,7 +67,7 @@ function stackFileProblems(): string[] {
 }
 
 /** Every namespace validated and every part planned, before anything is declared; undefined when nothing to deploy. */
-export function planProgram(): Plan | undefined {
+export function planProgram(options: ProgramOptions = {}): Plan | undefined {
   const parts = [MONITORING, SERVING, GATEWAY].filter(hasNamespace);
   const problems = stackFileProblems();
   if (parts.length === 0 && !hasNamespace(CLUSTER_NAMESPACE)) {
@@ -74,6 +83,9 @@ export function planProgram(): Plan | undefined {
   const serving = servingCfg ? collect(problems, () => planServing(servingCfg, cluster.domain, gatewayCfg?.namespace)) : undefined;
   if (problems.length > 0) throw new ConfigError("stack", problems);
   const gateway = gatewayCfg ? collect(problems, () => planGateway(gatewayCfg, serving ? { catalog: serving.catalog, namespace: serving.cfg.namespace } : undefined)) : undefined;
+  if (options.requireChartArchives) {
+    problems.push(...missingChartArchives([...(monitoring ? monitoringChartArchives(monitoring) : []), ...(serving && serving.models.length > 0 ? serving.cfg.chartArchives : [])]));
+  }
   if (problems.length > 0) throw new ConfigError("stack", problems);
   return { cluster, monitoring, serving, gateway };
 }
@@ -99,8 +111,8 @@ export function crdRequests(cluster: ClusterConfig, serving?: ServingPlan, gatew
   return args;
 }
 
-export function program(): ProgramOutputs {
-  const plan = planProgram();
+export function program(options: ProgramOptions = {}): ProgramOutputs {
+  const plan = planProgram(options);
   if (!plan || (!plan.monitoring && !plan.serving && !plan.gateway)) return {};
 
   const cluster = createCluster(plan.cluster, loadClusterSecrets().kubeconfig);

@@ -2,6 +2,7 @@
 // embedding block, see docs/monitoring.md), validated in one pass so that `pulumi preview` prints every offending key at once.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
+import type { ChartArchiveUse } from "../platform/charts";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { chartVersion, dnsSubdomain, labelKey, labelMap, labelValue, nonEmpty } from "../platform/schema-rules";
@@ -198,6 +199,26 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
       : undefined,
     dashboards: { logs: on.has("dashboards") && on.has("viewer"), metrics: on.has("dashboards") && on.has("viewer") && on.has("metrics") },
   };
+}
+
+/** The chart archives the enabled components render from, for the preview's check that each is there. */
+export function monitoringChartArchives(cfg: MonitoringConfig): ChartArchiveUse[] {
+  const uses: ChartArchiveUse[] = [];
+  for (const component of ["logstore", "viewer", "collector"] as const) {
+    const c = cfg[component];
+    if (!c) continue;
+    const overridden = c.chartPath !== defaultChartPath(component, c.version);
+    uses.push({
+      file: c.chartPath,
+      version: c.version,
+      versionKey: `${CONFIG_NAMESPACE}:${component}Version`,
+      overrideKey: `${CONFIG_NAMESPACE}:${component}ChartPath`,
+      ...(overridden ? { overriddenBy: `${CONFIG_NAMESPACE}:${component}ChartPath` } : {}),
+    });
+  }
+  // The metrics chart has no version or path key: it is pinned in constants.ts.
+  if (cfg.metrics) uses.push({ file: cfg.metrics.chartPath, version: cfg.metrics.version, versionKey: "the pinned metrics chart" });
+  return uses;
 }
 
 /** Reads and validates the stack's `monitoring:` namespace. */

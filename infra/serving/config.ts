@@ -3,7 +3,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
-import { chartArchivePath, REPO_ROOT } from "../platform/charts";
+import { type ChartArchiveUse, chartArchivePath, REPO_ROOT } from "../platform/charts";
 import { chartVersion, dnsLabel, dnsSubdomain, nonEmpty } from "../platform/schema-rules";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
@@ -192,6 +192,8 @@ export interface ServingConfig {
   readonly charts: { readonly modelService: string; readonly inferencePool: string };
   /** The inferencepool chart's version: the InferencePool CRDs come from the same GAIE release. */
   readonly inferencePoolVersion: string;
+  /** The two archives, with the keys that chose them (the preview checks they are there). */
+  readonly chartArchives: readonly ChartArchiveUse[];
   readonly gpuCapacity: Readonly<Record<string, number>>;
   readonly replicas: Readonly<Record<string, number>>;
   readonly parentGateway?: { readonly name: string; readonly namespace?: string; readonly sectionName?: string };
@@ -213,6 +215,18 @@ export interface ServingConfig {
   readonly responsesStore: boolean;
   readonly gatewayNamespace?: string;
   readonly monitoringNamespace: string;
+}
+
+/** A serving chart's archive: the pinned file, or the operator's override of it. */
+function servingChart(component: string, version: string, versionKey: string, overrideKey: string, override: string | undefined): ChartArchiveUse {
+  const key = (k: string) => `${CONFIG_NAMESPACE}:${k}`;
+  return {
+    file: override ?? chartArchivePath(component, version),
+    version,
+    versionKey: key(versionKey),
+    overrideKey: key(overrideKey),
+    ...(override !== undefined ? { overriddenBy: key(overrideKey) } : {}),
+  };
 }
 
 /**
@@ -237,6 +251,10 @@ export function parseServingConfig(raw: Readonly<Record<string, string>>, labelD
       inferencePool: c.inferencePoolChartPath ?? chartArchivePath("inferencepool", c.inferencePoolVersion),
     },
     inferencePoolVersion: c.inferencePoolVersion,
+    chartArchives: [
+      servingChart("llm-d-modelservice", c.modelServiceVersion, "modelServiceVersion", "modelServiceChartPath", c.modelServiceChartPath),
+      servingChart("inferencepool", c.inferencePoolVersion, "inferencePoolVersion", "inferencePoolChartPath", c.inferencePoolChartPath),
+    ],
     gpuCapacity: c.gpuCapacity,
     replicas: c.replicas,
     parentGateway: c.parentGateway,
