@@ -59,7 +59,7 @@ describe("GPU arithmetic follows the chart", () => {
   });
   test("cpu accelerator and the simulator image need none; prefill counts and scales to zero with the model", () => {
     expect(gpuDemand(base({ containers: [{ image: "vllm" }] }, { accelerator: { type: "cpu" } })).perDecodeReplica).toBe(0);
-    expect(gpuDemand(base({ containers: [{ image: "ghcr.io/llm-d/llm-d-inference-sim:v0.6.1" }] })).perDecodeReplica).toBe(0);
+    expect(gpuDemand(base({ containers: [{ image: "ghcr.io/llm-d/llm-d-inference-sim:v0.7.1" }] })).perDecodeReplica).toBe(0);
     const pd = gpuDemand(base({ containers: [{ image: "vllm" }] }, { prefill: { create: true, replicas: 2, containers: [{ image: "vllm" }] } }));
     expect([totalGpus(pd, 3), totalGpus(pd, 0)]).toEqual([5, 0]);
   });
@@ -144,6 +144,22 @@ describe("broken folders fail with the folder and the rule named", () => {
     const text = failure();
     expect(text).toContain("embedder/bge-small-en: ");
     expect(text).toMatch(message);
+  });
+
+  test.each([
+    ["a flag the pinned simulator does not parse", (args: string[]) => [...args, "--enable-auto-tool-choice"], /\[simulator\] decode\.containers\[0\]\.args passes --enable-auto-tool-choice, which llm-d-inference-sim 0\.7\.1 does not parse/],
+    ["a duration without its unit", (args: string[]) => args.map((a) => (a.startsWith("--inter-token-latency") ? "--inter-token-latency=20" : a)), /\[simulator\] --inter-token-latency 20 is not a duration llm-d-inference-sim 0\.7\.1 reads: write it with a unit, e\.g\. 20ms/],
+  ])("simulator: %s", (_name, edit, message) => {
+    editYaml(folderFiles(root, "generative/sim-chat", "sim-chat").ms, (d) => (d.decode.containers[0].args = edit(d.decode.containers[0].args)));
+    const text = failure();
+    expect(text).toContain("generative/sim-chat: ");
+    expect(text).toMatch(message);
+  });
+
+  test("simulator: an embedder on the pinned simulator, which serves no embeddings", () => {
+    const sim = folderFiles(root, "generative/sim-chat", "sim-chat");
+    fs.renameSync(sim.dir, path.join(root, "embedder", "sim-chat"));
+    expect(failure()).toMatch(/embedder\/sim-chat: \[simulator\] llm-d-inference-sim 0\.7\.1 serves no \/v1\/embeddings/);
   });
 
   test("slug format", () => {

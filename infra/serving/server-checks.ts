@@ -4,7 +4,7 @@ import type { Category } from "./constants";
 import { MODEL_FAMILIES } from "./families";
 import type { ContainerValues, ModelMetadata, ModelServerValues } from "./folder-schemas";
 import { acceleratorResource, gpusPerWorker } from "./gpus";
-import { VLLM, VLLM_CONVERSIONS, VLLM_RUNNERS } from "./model-server-facts";
+import { LLMD_INFERENCE_SIM, VLLM, VLLM_CONVERSIONS, VLLM_RUNNERS } from "./model-server-facts";
 import { flagValue, hasFlag, numericFlag } from "./server-args";
 import { weightsSource } from "./weights";
 import { SIMULATOR_IMAGE_MARKER } from "./constants";
@@ -19,6 +19,7 @@ export const SERVER_RULES = {
   weights: "weights",
   embedder: "embedder",
   runner: "runner",
+  simulator: "simulator",
   probes: "probes",
 } as const;
 
@@ -46,7 +47,7 @@ function memoryLimitGiB(c: ContainerValues): number | undefined {
 }
 
 export function serverChecks(ms: ModelServerValues, meta: ModelMetadata, category: Category): string[] {
-  if (!isVllm(ms)) return [];
+  if (!isVllm(ms)) return simulatorChecks(ms, category);
   const problems: string[] = [];
   const server = ms.decode.containers[0] as ContainerValues;
   const args = server.args ?? [];
@@ -161,6 +162,35 @@ function runnerChecks(args: readonly string[], category: Category): string[] {
     problems.push(`[${SERVER_RULES.runner}] --convert ${convert} is not one ${vllm} parses (${VLLM_CONVERSIONS.join(", ")})`);
   } else if (convert !== undefined && !expectedConversions.includes(convert)) {
     problems.push(`[${SERVER_RULES.runner}] --convert=${convert} does not make ${category === "embedder" ? "embeddings: use --convert=embed, or none for an embedding model" : "a generative model: remove it"}`);
+  }
+  return problems;
+}
+
+/** Go's time.ParseDuration syntax, which the simulator's duration flags take ("200ms", "1.5s"). */
+const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+
+/**
+ * A folder running the pinned llm-d simulator: the flags it passes must be ones that version parses (pflag stops at an
+ * unknown one, so the pod would crash-loop), and it must not be asked for what it does not serve.
+ */
+function simulatorChecks(ms: ModelServerValues, category: Category): string[] {
+  const server = ms.decode.containers[0];
+  if (server?.image !== LLMD_INFERENCE_SIM.image) return [];
+  const problems: string[] = [];
+  const sim = `llm-d-inference-sim ${LLMD_INFERENCE_SIM.version}`;
+  if (category === "embedder") {
+    problems.push(`[${SERVER_RULES.simulator}] ${sim} serves no /v1/embeddings: an embedder runs vLLM with --runner=pooling (npm start simulates it locally either way)`);
+  }
+  const args = server.args ?? [];
+  for (const arg of args) {
+    if (!arg.startsWith("--")) continue;
+    const flag = arg.slice(2).split("=")[0] as string;
+    if (!LLMD_INFERENCE_SIM.flags.includes(flag)) {
+      problems.push(`[${SERVER_RULES.simulator}] decode.containers[0].args passes --${flag}, which ${sim} does not parse: it would refuse to start`);
+    } else if (LLMD_INFERENCE_SIM.durationFlags.includes(flag)) {
+      const value = flagValue(args, `--${flag}`) ?? "";
+      if (!GO_DURATION.test(value)) problems.push(`[${SERVER_RULES.simulator}] --${flag} ${value} is not a duration ${sim} reads: write it with a unit, e.g. ${/^\d+$/.test(value) ? `${value}ms` : "200ms"}`);
+    }
   }
   return problems;
 }
