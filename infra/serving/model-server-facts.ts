@@ -221,6 +221,39 @@ export const PICKER_METRIC_FLAGS = {
     "cache-info-metric": "vllm:cache_config_info",
   },
 } as const;
+export type PickerMetricFlag = keyof typeof PICKER_METRIC_FLAGS.defaults;
+
+/**
+ * The scorers of the chart's `default-plugins.yaml` (inferencepool v1.3.0 templates/epp-config.yaml) and the metric
+ * flag whose value each scores on (GAIE v1.3.0 plugins/scorer/queue.go, kvcache_utilization.go, and
+ * plugins/multi/prefix/plugin.go, which takes the KV block size from the cache-info metric).
+ */
+export const DEFAULT_PLUGINS = {
+  file: "default-plugins.yaml",
+  scorers: {
+    "queue-scorer": "total-queued-requests-metric",
+    "kv-cache-utilization-scorer": "kv-cache-usage-percentage-metric",
+    "prefix-cache-scorer": "cache-info-metric",
+  },
+} as const satisfies { file: string; scorers: Record<string, PickerMetricFlag> };
+
+/**
+ * Names the platform reads that the pinned simulator does not export, each with what it costs on a cluster that runs
+ * the simulator (the kind runbook's `sim-chat`). Anything else the platform reads must come from both.
+ */
+export const SIMULATOR_GAPS: Readonly<Record<string, string>> = {
+  "vllm:prefix_cache_hits_total": "the Model Serving dashboard's prefix-cache hit rate is empty for a simulated model",
+  "vllm:prefix_cache_queries_total": "the Model Serving dashboard's prefix-cache hit rate is empty for a simulated model",
+};
+
+/**
+ * Names the platform reads that vLLM exports only under a condition the platform does not set, each with why that is
+ * harmless. The endpoint picker reads each metric on its own, logs a missing one at trace level and keeps the others
+ * (GAIE v1.3.0 backend/metrics/pod_metrics.go).
+ */
+export const VLLM_CONDITIONAL_READS: Readonly<Record<string, string>> = {
+  "vllm:lora_requests_info": "the picker's LoRA view; no model folder serves LoRA adapters, so there is nothing to read",
+};
 
 /** A picker flag's value is a metric spec, `name` or `name{label=value}`: the name it selects, if any. */
 export function metricSpecName(spec: string): string | undefined {
