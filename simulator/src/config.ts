@@ -56,7 +56,7 @@ export const SimulatorConfigSchema = z
       .optional()
       .meta({
         description:
-          "A fault: bounds the queue of requests waiting for a slot, and a request that finds it full gets 429 at once (llm-d sim `--max-waiting-queue-length`). Unset, the queue has no bound and nothing is refused, as in vLLM, which has no 429.",
+          "A fault: at most this many requests wait for a slot, and one more gets 429 (llm-d sim `--max-waiting-queue-length`). Unset, no bound and no 429, as in vLLM.",
       }),
     maxModelLen: z.number().int().min(2).default(8192).meta({ description: "Context window in tokens (vLLM `--max-model-len`)." }),
     embeddingDimensions: z.number().int().min(1).max(16384).default(384).meta({ description: "Length of the embedding vectors of a `kind: embed` model." }),
