@@ -98,13 +98,13 @@ async function main(): Promise<void> {
   const procs: ChildProcess[] = [];
   try {
     const fast = await spawnSimulator(
-      ["--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--max-waiting-queue-length", "4096", "--no-prefix-cache"],
+      ["--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"],
       pin.rest,
     );
     procs.push(fast.proc);
     // Slow streams for the memory phase: a token every 500 ms, none ending during the phase.
     const slow = await spawnSimulator(
-      ["--model", SLOW, "--port", "0", "--ttft-ms", "0", "--itl-ms", "500", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "8192", "--max-waiting-queue-length", "8192", "--no-prefix-cache"],
+      ["--model", SLOW, "--port", "0", "--ttft-ms", "0", "--itl-ms", "500", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "8192", "--no-prefix-cache"],
       pin.rest,
     );
     procs.push(slow.proc);

@@ -127,7 +127,7 @@ function ratioRows(results: Readonly<Record<string, readonly RunResult[]>>): (Su
 async function main(): Promise<void> {
   const sim = await spawnSimulator([
     "--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0",
-    "--max-num-seqs", "4096", "--max-waiting-queue-length", "4096", "--no-prefix-cache",
+    "--max-num-seqs", "4096", "--no-prefix-cache",
   ]);
   const relay = await spawnScript("bench/relay-clients.ts", ["--relay", sim.url]);
   const urls = relay.ready.urls as Record<Client, string>;

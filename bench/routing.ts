@@ -21,7 +21,6 @@ const STRATEGIES = ["round-robin", "least-loaded", "prefix-affinity"] as const;
 /** Per replica: an 8B-class model on one GPU, scaled down so a 2-core machine can drive four of them. */
 const simArgs = (maxNumSeqs: number) => [
   "--max-num-seqs", String(maxNumSeqs),
-  "--max-waiting-queue-length", "1000",
   "--ttft-ms", "20",
   "--prefill-time-per-token-ms", "0.2",
   "--itl-ms", "15",

@@ -5,7 +5,8 @@
 import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../simulator/src";
 import { DEFAULT_MODELS_DIR } from "../infra/serving/constants";
 import { loadModelFolders, type ModelDefinition } from "../infra/serving/model-folders";
-import { numericFlag } from "../infra/serving/server-args";
+import { flagValue } from "../infra/serving/server-args";
+import { parseDurationMs } from "../simulator/src/cli-args";
 import type { CatalogInput, ModelCategory, Routing } from "../gateway/src/config/catalog";
 
 /** One model of the local fleet: its catalog identity and how its simulated replicas behave. */
@@ -49,8 +50,8 @@ export const MAX_LOCAL_REPLICAS = 2;
  * the folder's `local:` block, else the llm-d simulator's own flags when the folder runs the simulator.
  */
 export function localModelFromFolder(def: ModelDefinition): LocalModel {
-  const ttft = def.local.timeToFirstTokenMs ?? numericFlag(def.serverArgs, "--time-to-first-token");
-  const itl = def.local.interTokenLatencyMs ?? numericFlag(def.serverArgs, "--inter-token-latency");
+  const ttft = def.local.timeToFirstTokenMs ?? simulatorDuration(def, "time-to-first-token");
+  const itl = def.local.interTokenLatencyMs ?? simulatorDuration(def, "inter-token-latency");
   return {
     id: def.id,
     category: def.category,
@@ -68,6 +69,12 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
       },
     },
   };
+}
+
+/** A duration flag of the llm-d simulator ("200ms"; the folder check refuses what it cannot read), in ms. */
+function simulatorDuration(def: ModelDefinition, flag: string): number | undefined {
+  const value = flagValue(def.serverArgs, `--${flag}`);
+  return value === undefined ? undefined : parseDurationMs(value, flag);
 }
 
 /**

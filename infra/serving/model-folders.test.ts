@@ -59,7 +59,7 @@ describe("GPU arithmetic follows the chart", () => {
   });
   test("cpu accelerator and the simulator image need none; prefill counts and scales to zero with the model", () => {
     expect(gpuDemand(base({ containers: [{ image: "vllm" }] }, { accelerator: { type: "cpu" } })).perDecodeReplica).toBe(0);
-    expect(gpuDemand(base({ containers: [{ image: "ghcr.io/llm-d/llm-d-inference-sim:v0.6.1" }] })).perDecodeReplica).toBe(0);
+    expect(gpuDemand(base({ containers: [{ image: "ghcr.io/llm-d/llm-d-inference-sim:v0.7.1" }] })).perDecodeReplica).toBe(0);
     const pd = gpuDemand(base({ containers: [{ image: "vllm" }] }, { prefill: { create: true, replicas: 2, containers: [{ image: "vllm" }] } }));
     expect([totalGpus(pd, 3), totalGpus(pd, 0)]).toEqual([5, 0]);
   });
@@ -116,6 +116,8 @@ describe("broken folders fail with the folder and the rule named", () => {
     ["weights: size missing", () => editYaml(qwen().meta, (d) => delete d.weights), /\[weights\] model\.yaml weights\.sizeGiB is required/],
     ["weights: over the cache volume", () => editYaml(qwen().meta, (d) => (d.weights.cacheGiB = 10)), /\[weights\] model\.yaml weights\.cacheGiB 10 is smaller than weights\.sizeGiB 16/],
     ["probes: startup probe missing", () => editYaml(qwen().ms, (d) => delete d.decode.containers[0].startupProbe), /\[probes\] decode\.containers\[0\]\.startupProbe is required/],
+    ["runner: --task on a generative model", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--task=generate")), /\[runner\] decode\.containers\[0\]\.args passes --task generate, which vLLM 0\.14\.1 .* no longer parses, so it would refuse to start: remove it/],
+    ["runner: pooling for a generative model", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--runner", "pooling")), /\[runner\] a generative model runs --runner=generate, not --runner=pooling/],
     ["probes: a /v1 path", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].readinessProbe.httpGet.path = "/v1/models")), /\[probes\] decode\.containers\[0\]\.readinessProbe probes \/v1\/models/],
   ])("%s", (_name, breakIt, message) => {
     breakIt();
@@ -130,11 +132,34 @@ describe("broken folders fail with the folder and the rule named", () => {
     ["embedder: generative runner", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => a !== "--runner=pooling"))), /\[embedder\] an embedder runs vLLM's pooling runner/],
     ["embedder: vLLM's default GPU share", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.filter((a: string) => !a.startsWith("--gpu-memory-utilization")))), /\[embedder\] set --gpu-memory-utilization/],
     ["embedder: a generative family", (f: ReturnType<typeof folderFiles>) => editYaml(f.meta, (d) => (d.family = "qwen3")), /\[embedder\] model\.yaml family qwen3 is not an embedding family/],
+    [
+      "embedder: --task, which vLLM 0.14 no longer parses",
+      (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => (d.decode.containers[0].args = d.decode.containers[0].args.map((a: string) => (a === "--runner=pooling" ? "--task=embed" : a)))),
+      /\[runner\] decode\.containers\[0\]\.args passes --task embed, which vLLM 0\.14\.1 \(ghcr\.io\/llm-d\/llm-d-cuda:v0\.5\.0\) no longer parses, so it would refuse to start: write --runner=pooling instead/,
+    ],
+    ["embedder: a runner vLLM does not know", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => d.decode.containers[0].args.push("--runner=embedding")), /\[runner\] --runner embedding is not one vLLM 0\.14\.1 .* parses \(auto, generate, pooling, draft\): use --runner=pooling/],
+    ["embedder: a conversion that makes no embeddings", (f: ReturnType<typeof folderFiles>) => editYaml(f.ms, (d) => d.decode.containers[0].args.push("--convert=classify")), /\[runner\] --convert=classify does not make embeddings: use --convert=embed/],
   ])("%s", (_name, breakIt, message) => {
     breakIt(folderFiles(root, "embedder/bge-small-en", "bge-small-en"));
     const text = failure();
     expect(text).toContain("embedder/bge-small-en: ");
     expect(text).toMatch(message);
+  });
+
+  test.each([
+    ["a flag the pinned simulator does not parse", (args: string[]) => [...args, "--enable-auto-tool-choice"], /\[simulator\] decode\.containers\[0\]\.args passes --enable-auto-tool-choice, which llm-d-inference-sim 0\.7\.1 does not parse/],
+    ["a duration without its unit", (args: string[]) => args.map((a) => (a.startsWith("--inter-token-latency") ? "--inter-token-latency=20" : a)), /\[simulator\] --inter-token-latency 20 is not a duration llm-d-inference-sim 0\.7\.1 reads: write it with a unit, e\.g\. 20ms/],
+  ])("simulator: %s", (_name, edit, message) => {
+    editYaml(folderFiles(root, "generative/sim-chat", "sim-chat").ms, (d) => (d.decode.containers[0].args = edit(d.decode.containers[0].args)));
+    const text = failure();
+    expect(text).toContain("generative/sim-chat: ");
+    expect(text).toMatch(message);
+  });
+
+  test("simulator: an embedder on the pinned simulator, which serves no embeddings", () => {
+    const sim = folderFiles(root, "generative/sim-chat", "sim-chat");
+    fs.renameSync(sim.dir, path.join(root, "embedder", "sim-chat"));
+    expect(failure()).toMatch(/embedder\/sim-chat: \[simulator\] llm-d-inference-sim 0\.7\.1 serves no \/v1\/embeddings/);
   });
 
   test("slug format", () => {

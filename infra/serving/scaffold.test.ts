@@ -61,6 +61,7 @@ describe("scaffolder", () => {
     scaffoldModel({ category: "generative", model: "toy", simulated: true, root });
     expect(() => scaffoldModel({ category: "generative", model: "toy", simulated: true, root })).toThrow(/already exists/);
     expect(() => scaffoldModel({ category: "generative", model: "real", root })).toThrow(/--weights is required/);
+    expect(() => scaffoldModel({ category: "embedder", model: "fake-embed", simulated: true, root })).toThrow(/--simulated serves chat only: llm-d-inference-sim 0\.7\.1 has no \/v1\/embeddings/);
     expect(() => scaffoldModel({ category: "generative", model: "9lives", simulated: true, root })).toThrow(/slug "9lives" must be .*--slug/);
     expect(() => scaffoldModel({ category: "generative", model: "toy2", id: "toy", simulated: true, root })).toThrow(ModelFolderError);
     expect(fs.existsSync(path.join(root, "generative", "toy2"))).toBe(false);

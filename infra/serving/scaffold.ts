@@ -7,9 +7,10 @@ import { type Category, DEFAULT_MODELS_DIR, POOL_PREFIX, SERVER_PREFIX } from ".
 import { METADATA_FILE, VALUES_FILE, type ModelDefinition, ModelFolderError, displayPath, loadModelFolder } from "./model-folders";
 import { FAMILY_NAMES, type FamilyName, MODEL_FAMILIES, type ModelFamily } from "./families";
 import { slugSchema } from "./folder-schemas";
+import { LLMD_INFERENCE_SIM, VLLM } from "./model-server-facts";
 
-export const VLLM_IMAGE = "ghcr.io/llm-d/llm-d-cuda:v0.5.0";
-export const SIMULATOR_IMAGE = "ghcr.io/llm-d/llm-d-inference-sim:v0.6.1";
+export const VLLM_IMAGE = VLLM.image;
+export const SIMULATOR_IMAGE = LLMD_INFERENCE_SIM.image;
 export const EPP_IMAGE = { name: "llm-d-inference-scheduler", hub: "ghcr.io/llm-d", tag: "v0.5.0" } as const;
 const PORT = 8000;
 
@@ -78,6 +79,9 @@ export function scaffoldFiles(o: ScaffoldOptions): { slug: string; pool: object;
   const id = o.id ?? o.model;
   const gpus = o.gpus ?? (o.simulated ? 0 : 1);
   const maxNumSeqs = o.maxNumSeqs ?? (o.simulated ? 16 : 32);
+  if (o.simulated && o.category === "embedder") {
+    throw new Error(`--simulated serves chat only: llm-d-inference-sim ${LLMD_INFERENCE_SIM.version} has no /v1/embeddings. An embedder runs vLLM (--weights …); npm start simulates it locally`);
+  }
   if (!o.simulated && !o.weights) throw new Error("--weights is required (hf://<org>/<name>, s3://<bucket>/<prefix> or pvc://<claim>/<path>), unless --simulated");
   if (!o.simulated && !o.weights?.startsWith("pvc") && o.weightsGiB === undefined) {
     throw new Error("--weights-size is required: the size of the weights in GiB (the cache volume and the startup waits are sized from it)");

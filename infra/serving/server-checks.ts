@@ -4,6 +4,7 @@ import type { Category } from "./constants";
 import { MODEL_FAMILIES } from "./families";
 import type { ContainerValues, ModelMetadata, ModelServerValues } from "./folder-schemas";
 import { acceleratorResource, gpusPerWorker } from "./gpus";
+import { LLMD_INFERENCE_SIM, VLLM, VLLM_CONVERSIONS, VLLM_RUNNERS } from "./model-server-facts";
 import { flagValue, hasFlag, numericFlag } from "./server-args";
 import { weightsSource } from "./weights";
 import { SIMULATOR_IMAGE_MARKER } from "./constants";
@@ -17,6 +18,8 @@ export const SERVER_RULES = {
   parsers: "parsers",
   weights: "weights",
   embedder: "embedder",
+  runner: "runner",
+  simulator: "simulator",
   probes: "probes",
 } as const;
 
@@ -44,7 +47,7 @@ function memoryLimitGiB(c: ContainerValues): number | undefined {
 }
 
 export function serverChecks(ms: ModelServerValues, meta: ModelMetadata, category: Category): string[] {
-  if (!isVllm(ms)) return [];
+  if (!isVllm(ms)) return simulatorChecks(ms, category);
   const problems: string[] = [];
   const server = ms.decode.containers[0] as ContainerValues;
   const args = server.args ?? [];
@@ -85,9 +88,11 @@ export function serverChecks(ms: ModelServerValues, meta: ModelMetadata, categor
     }
   }
 
+  problems.push(...runnerChecks(args, category));
+
   const family = meta.family ? MODEL_FAMILIES[meta.family] : undefined;
   if (category === "embedder") {
-    if (!(flagValue(args, "--runner") === "pooling" || ["embed", "embedding"].includes(flagValue(args, "--task") ?? ""))) {
+    if (flagValue(args, "--runner") !== "pooling" && !hasFlag(args, "--task")) {
       problems.push(`[${SERVER_RULES.embedder}] an embedder runs vLLM's pooling runner: add --runner=pooling to ${at}`);
     }
     if (hasFlag(args, "--enable-auto-tool-choice")) problems.push(`[${SERVER_RULES.embedder}] an embedder takes no tools: remove --enable-auto-tool-choice`);
@@ -127,6 +132,65 @@ export function serverChecks(ms: ModelServerValues, meta: ModelMetadata, categor
     problems.push(`[${SERVER_RULES.weights}] model.yaml weights.sizeGiB is required: the cache volume and the startup waits are sized from it`);
   } else if (meta.weights?.cacheGiB !== undefined && meta.weights.cacheGiB < meta.weights.sizeGiB) {
     problems.push(`[${SERVER_RULES.weights}] model.yaml weights.cacheGiB ${meta.weights.cacheGiB} is smaller than weights.sizeGiB ${meta.weights.sizeGiB}`);
+  }
+  return problems;
+}
+
+/**
+ * `--task`, `--runner` and `--convert` as the deployed vLLM parses them: an argument it does not know stops it at
+ * start (argparse), so the pod would crash-loop where the preview could have said it.
+ */
+function runnerChecks(args: readonly string[], category: Category): string[] {
+  const problems: string[] = [];
+  const at = "decode.containers[0].args";
+  const vllm = `vLLM ${VLLM.version} (${VLLM.image})`;
+  if (hasFlag(args, "--task")) {
+    const instead = category === "embedder" ? "write --runner=pooling instead (and --convert=embed for a model that is not an embedding model)" : "remove it (a generative model needs no runner flag)";
+    const task = flagValue(args, "--task");
+    problems.push(`[${SERVER_RULES.runner}] ${at} passes ${task ? `--task ${task}` : "--task"}, which ${vllm} no longer parses, so it would refuse to start: ${instead}`);
+  }
+  const runner = flagValue(args, "--runner");
+  const expectedRunners: readonly string[] = category === "embedder" ? ["pooling"] : ["auto", "generate"];
+  if (runner !== undefined && !(VLLM_RUNNERS as readonly string[]).includes(runner)) {
+    problems.push(`[${SERVER_RULES.runner}] --runner ${runner} is not one ${vllm} parses (${VLLM_RUNNERS.join(", ")}): use --runner=${expectedRunners[0]}`);
+  } else if (runner !== undefined && !expectedRunners.includes(runner)) {
+    problems.push(`[${SERVER_RULES.runner}] a ${category} model runs --runner=${category === "embedder" ? "pooling" : "generate"}, not --runner=${runner}`);
+  }
+  const convert = flagValue(args, "--convert");
+  const expectedConversions: readonly string[] = category === "embedder" ? ["auto", "none", "embed"] : ["auto", "none"];
+  if (convert !== undefined && !(VLLM_CONVERSIONS as readonly string[]).includes(convert)) {
+    problems.push(`[${SERVER_RULES.runner}] --convert ${convert} is not one ${vllm} parses (${VLLM_CONVERSIONS.join(", ")})`);
+  } else if (convert !== undefined && !expectedConversions.includes(convert)) {
+    problems.push(`[${SERVER_RULES.runner}] --convert=${convert} does not make ${category === "embedder" ? "embeddings: use --convert=embed, or none for an embedding model" : "a generative model: remove it"}`);
+  }
+  return problems;
+}
+
+/** Go's time.ParseDuration syntax, which the simulator's duration flags take ("200ms", "1.5s"). */
+const GO_DURATION = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+
+/**
+ * A folder running the pinned llm-d simulator: the flags it passes must be ones that version parses (pflag stops at an
+ * unknown one, so the pod would crash-loop), and it must not be asked for what it does not serve.
+ */
+function simulatorChecks(ms: ModelServerValues, category: Category): string[] {
+  const server = ms.decode.containers[0];
+  if (server?.image !== LLMD_INFERENCE_SIM.image) return [];
+  const problems: string[] = [];
+  const sim = `llm-d-inference-sim ${LLMD_INFERENCE_SIM.version}`;
+  if (category === "embedder") {
+    problems.push(`[${SERVER_RULES.simulator}] ${sim} serves no /v1/embeddings: an embedder runs vLLM with --runner=pooling (npm start simulates it locally either way)`);
+  }
+  const args = server.args ?? [];
+  for (const arg of args) {
+    if (!arg.startsWith("--")) continue;
+    const flag = arg.slice(2).split("=")[0] as string;
+    if (!LLMD_INFERENCE_SIM.flags.includes(flag)) {
+      problems.push(`[${SERVER_RULES.simulator}] decode.containers[0].args passes --${flag}, which ${sim} does not parse: it would refuse to start`);
+    } else if (LLMD_INFERENCE_SIM.durationFlags.includes(flag)) {
+      const value = flagValue(args, `--${flag}`) ?? "";
+      if (!GO_DURATION.test(value)) problems.push(`[${SERVER_RULES.simulator}] --${flag} ${value} is not a duration ${sim} reads: write it with a unit, e.g. ${/^\d+$/.test(value) ? `${value}ms` : "200ms"}`);
+    }
   }
   return problems;
 }

@@ -78,6 +78,7 @@ export const TERMINATION_MARGIN_SECONDS = 30;
  * drain budget. The pod has already left the Service's endpoints and the pool, so nothing new arrives meanwhile;
  * it works with every vLLM version (`--shutdown-timeout`, which drains after SIGTERM, needs v0.18).
  */
+export const DRAIN_METRICS = ["vllm:num_requests_running", "vllm:num_requests_waiting"] as const;
 export const DRAIN_SCRIPT = [
   "import sys, time, urllib.request",
   "port, budget, settle = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])",
@@ -88,7 +89,7 @@ export const DRAIN_SCRIPT = [
   "        text = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % port, timeout=2).read().decode()",
   "    except Exception:",
   "        break",
-  "    busy = sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines() if l.startswith(('vllm:num_requests_running', 'vllm:num_requests_waiting')))",
+  `    busy = sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines() if l.startswith((${DRAIN_METRICS.map((m) => `'${m}'`).join(", ")})))`,
   "    if busy == 0:",
   "        break",
   "    time.sleep(1)",

@@ -54,7 +54,7 @@ export const CLI_USAGE = `Usage: npm run sim -- [flags]
   --host ADDR --port N             listen address (default 127.0.0.1, port 0 = ephemeral; env PORT)
   --tool-calling                   answer requests with tools by tool calls (alias --enable-auto-tool-choice)
   --max-num-seqs N                 concurrent running requests (default 16)
-  --max-waiting-queue-length N     queued requests before 429 (default 64)
+  --max-waiting-queue-length N     fault: 429 when N requests already wait (default: no bound, as vLLM)
   --max-model-len N                context window in tokens (default 8192)
   --embedding-dimensions N         embedding size (default 384)
   --responses-store-size N         responses kept for GET and previous_response_id (default 1000, 0 = none)

@@ -49,7 +49,15 @@ export const SimulatorConfigSchema = z
     kind: z.enum(["generate", "embed"]).default("generate").meta({ description: "`generate` serves chat completions; `embed` serves embeddings (vLLM's pooling runner)." }),
     toolCalling: z.boolean().default(false).meta({ description: "Like vLLM `--enable-auto-tool-choice`: answer requests that carry `tools` with tool calls." }),
     maxNumSeqs: z.number().int().min(1).default(16).meta({ description: "Requests generating at once (vLLM `--max-num-seqs`)." }),
-    maxWaitingQueueLength: z.number().int().min(0).default(64).meta({ description: "Requests waiting for a slot; one more gets 429." }),
+    maxWaitingQueueLength: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({
+        description:
+          "A fault: at most this many requests wait for a slot, and one more gets 429 (llm-d sim `--max-waiting-queue-length`). Unset, no bound and no 429, as in vLLM.",
+      }),
     maxModelLen: z.number().int().min(2).default(8192).meta({ description: "Context window in tokens (vLLM `--max-model-len`)." }),
     embeddingDimensions: z.number().int().min(1).max(16384).default(384).meta({ description: "Length of the embedding vectors of a `kind: embed` model." }),
     responsesStoreSize: z

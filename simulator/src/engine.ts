@@ -37,8 +37,8 @@ export class InferenceEngine {
   ) {}
 
   /**
-   * Reserves a place in the batch or queue. Throws QueueFullError synchronously so the caller can still
-   * send a 429 before it has committed to a 200 streaming response.
+   * Reserves a place in the batch or queue. With the bounded-queue fault, throws QueueFullError synchronously so
+   * the caller can still send a 429 before it has committed to a 200 streaming response.
    */
   admit(signal: AbortSignal): Promise<Slot> {
     try {

@@ -1,6 +1,8 @@
 /**
- * Admission control like vLLM's scheduler: at most `maxRunning` sequences generate at once and the rest
- * wait FIFO in a bounded queue (llm-d sim `--max-waiting-queue-length`); a full queue rejects at once.
+ * Admission control like vLLM's scheduler: at most `maxRunning` sequences generate at once and the rest wait FIFO.
+ * vLLM's waiting queue has no bound (vllm/v1/core/sched/request_queue.py is a plain deque) and its API server has
+ * no 429, so by default nothing is refused. A bound (`maxWaiting`, llm-d sim `--max-waiting-queue-length`) is a
+ * fault to inject: a request that finds the queue full is rejected at once.
  */
 
 export class QueueFullError extends Error {
@@ -31,7 +33,8 @@ export class Scheduler {
 
   constructor(
     private readonly maxRunning: number,
-    private readonly maxWaiting: number,
+    /** undefined: unbounded, as in vLLM. */
+    private readonly maxWaiting: number | undefined,
     private readonly blockSize: number,
   ) {}
 
@@ -56,15 +59,15 @@ export class Scheduler {
   }
 
   /**
-   * Reserves a place: throws QueueFullError synchronously (so callers can still answer 429 before
-   * committing to a streaming response), otherwise resolves once a slot is free. Rejects on abort.
+   * Reserves a place, resolving once a slot is free; rejects on abort. With a bounded queue, throws QueueFullError
+   * synchronously (so callers can still answer 429 before committing to a streaming response).
    */
   admit(signal: AbortSignal): Promise<Slot> {
     if (signal.aborted) return Promise.reject(signal.reason);
     if (this.runningSlots.size < this.maxRunning && this.waiters.length === 0) {
       return Promise.resolve(this.createSlot());
     }
-    if (this.waiters.length >= this.maxWaiting) throw new QueueFullError(this.maxWaiting);
+    if (this.maxWaiting !== undefined && this.waiters.length >= this.maxWaiting) throw new QueueFullError(this.maxWaiting);
     return new Promise<Slot>((resolve, reject) => {
       const waiter: Waiter = {
         grant: (slot) => {

@@ -8,7 +8,7 @@ export interface SimulatorStats {
   completedTotal: number;
   /** Requests whose client went away before the answer was complete. */
   cancelledTotal: number;
-  /** 429s because running + waiting were full. */
+  /** 429s because the waiting queue was full (only with the `maxWaitingQueueLength` fault). */
   rejectedTotal: number;
   /** Injected failures: X-Return-Error, failureRate, dropped connections, X-Stream-Error-After-Tokens. */
   failedTotal: number;

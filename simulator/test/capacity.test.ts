@@ -1,9 +1,9 @@
 import { chat, chunksOf, fastSim, metricValue, openStream, postJson, readEvents, scrape, waitFor } from "./helpers";
 
-/** Scheduler behaviour seen from outside: bounded running set, FIFO queue, 429, cancellation frees slots. */
+/** Scheduler behaviour seen from outside: bounded running set, FIFO queue, cancellation frees slots, the 429 fault. */
 describe("capacity and cancellation", () => {
-  test("running + waiting full -> 429 in vLLM's shape; gauges show the load", async () => {
-    const sim = await fastSim({ maxNumSeqs: 1, maxWaitingQueueLength: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } });
+  test("a full engine queues, as vLLM does: nothing is refused, the waiting gauge rises, every request is answered", async () => {
+    const sim = await fastSim({ maxNumSeqs: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } });
     try {
       // A long first request (aborted below) keeps the only slot busy however slow the machine is.
       const controller = new AbortController();
@@ -11,18 +11,42 @@ describe("capacity and cancellation", () => {
         (e: unknown) => e,
       );
       await waitFor(() => sim.stats().running === 1);
-      const second = chat(sim, { max_tokens: 2 });
-      await waitFor(() => sim.stats().waiting === 1);
+      // Far more than the old default bound of 64 waiting requests.
+      const queued = Array.from({ length: 80 }, () => chat(sim, { max_tokens: 1 }));
+      await waitFor(() => sim.stats().waiting === 80);
       const metrics = await scrape(sim);
       expect(metricValue(metrics, "vllm:num_requests_running")).toBe(1);
-      expect(metricValue(metrics, "vllm:num_requests_waiting")).toBe(1);
+      expect(metricValue(metrics, "vllm:num_requests_waiting")).toBe(80);
       expect(metricValue(metrics, "vllm:kv_cache_usage_perc")).toBeGreaterThan(0);
+
+      controller.abort();
+      expect(await first).toMatchObject({ name: "AbortError" });
+      expect((await Promise.all(queued)).map((r) => r.status)).toEqual(Array(80).fill(200));
+      expect(sim.stats()).toMatchObject({ running: 0, waiting: 0, completedTotal: 80, cancelledTotal: 1, rejectedTotal: 0 });
+      expect(metricValue(await scrape(sim), "vllm:num_requests_waiting")).toBe(0);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test("the bounded-queue fault: running + waiting full -> 429 in vLLM's envelope, before a stream starts", async () => {
+    const sim = await fastSim({ maxNumSeqs: 1, maxWaitingQueueLength: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } });
+    try {
+      const controller = new AbortController();
+      const first = postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 1000 }, {}, controller.signal).catch(
+        (e: unknown) => e,
+      );
+      await waitFor(() => sim.stats().running === 1);
+      const second = chat(sim, { max_tokens: 2 });
+      await waitFor(() => sim.stats().waiting === 1);
 
       const third = await chat(sim, { max_tokens: 2 });
       expect(third.status).toBe(429);
       expect(third.body.error).toMatchObject({ code: 429, param: null });
       expect(typeof third.body.error.type).toBe("string");
-      expect(sim.stats().rejectedTotal).toBe(1);
+      const streamed = await postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], stream: true });
+      expect(streamed.status).toBe(429);
+      expect(sim.stats().rejectedTotal).toBe(2);
 
       // The queued request runs once the slot frees up.
       controller.abort();

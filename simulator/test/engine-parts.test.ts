@@ -7,7 +7,17 @@ import { splitIntoTokenPieces, tokenize } from "../src/tokenizer";
 import { sampleFromSchema } from "../src/tool-calls";
 
 describe("scheduler", () => {
-  test("grants up to maxRunning, queues FIFO, rejects synchronously when the queue is full", async () => {
+  test("without a bound, queues every request FIFO, as vLLM's scheduler does", async () => {
+    const scheduler = new Scheduler(1, undefined, 16);
+    const first = await scheduler.admit(new AbortController().signal);
+    const waiting = Array.from({ length: 500 }, () => scheduler.admit(new AbortController().signal));
+    expect(scheduler.waiting).toBe(500);
+    first.release();
+    for (const admission of waiting) (await admission).release();
+    expect(scheduler).toMatchObject({ running: 0, waiting: 0 });
+  });
+
+  test("the bounded-queue fault: grants up to maxRunning, queues FIFO, rejects synchronously when the queue is full", async () => {
     const scheduler = new Scheduler(2, 2, 16);
     const signal = new AbortController().signal;
     const a = await scheduler.admit(signal);

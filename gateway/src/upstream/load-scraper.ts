@@ -6,9 +6,11 @@ import type { Replica } from "./replica";
  * vllm:num_requests_running, vllm:num_requests_waiting and vllm:kv_cache_usage_perc (the signals llm-d's
  * endpoint picker uses). Only those lines are looked at, so a full exposition parser is not needed.
  */
-const WAITING = "vllm:num_requests_waiting";
-const RUNNING = "vllm:num_requests_running";
-const KV_USAGE = "vllm:kv_cache_usage_perc";
+export const LOAD_METRICS = {
+  waiting: "vllm:num_requests_waiting",
+  running: "vllm:num_requests_running",
+  kvCacheUsage: "vllm:kv_cache_usage_perc",
+} as const;
 
 /** Sums a gauge over its label sets (one model per server, but be robust to several). */
 export function readGauge(exposition: string, name: string): number | undefined {
@@ -63,7 +65,8 @@ export class LoadScraper {
         return;
       }
       const text = await res.body.text();
-      replica.recordLoad(readGauge(text, WAITING) ?? 0, readGauge(text, KV_USAGE) ?? 0, readGauge(text, RUNNING) ?? 0);
+      const gauge = (name: string) => readGauge(text, name) ?? 0;
+      replica.recordLoad(gauge(LOAD_METRICS.waiting), gauge(LOAD_METRICS.kvCacheUsage), gauge(LOAD_METRICS.running));
     } catch {
       // A replica without metrics is routed on the gateway's own in-flight count only.
     }

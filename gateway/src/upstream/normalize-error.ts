@@ -62,6 +62,8 @@ export function normalizeUpstreamError(status: number, body: unknown, model: str
   if (status === 404 && (param === "model" || /model/i.test(msg))) {
     return new ApiError(404, msg, "invalid_request_error", "model_not_found", "model");
   }
+  // vLLM has no 429 (a full engine queues; the gateway decides saturation from its own signals, model-pool.ts). One
+  // comes from an InferencePool's endpoint picker shedding load in pool mode, or a proxy: it means the same to clients.
   if (status === 429) {
     return new ApiError(429, msg, "overloaded_error", code ?? "model_saturated", param ?? null, retryAfterHeaders(1));
   }

@@ -35,7 +35,8 @@ describe("HTTP contract of the gateway", () => {
         { id: "embed-model", category: "embedder" },
         { id: "renamed", upstreamModel: "internal-weights-name" },
         { id: "failing", sim: { failureRate: 1, failureStatus: 500 } },
-        { id: "queue-full", sim: { failureRate: 1, failureStatus: 429 } },
+        // vLLM queues rather than refusing: saturation is the gateway's call, from the waiting gauge it scrapes.
+        { id: "queue-full", routing: { maxWaitingRequests: 0, queueTimeoutMs: 0 }, sim: { maxNumSeqs: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } } },
         { id: "slow-model", sim: { latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 30, prefillTimePerTokenMs: 0 } } },
         { id: "late-model", sim: { startupDelayMs: 700 } },
       ],
@@ -74,9 +75,30 @@ describe("HTTP contract of the gateway", () => {
   it("normalizes model-server errors, whatever their shape, to the envelope", async () => {
     const e500 = await expectEnvelope(await h.fetch("/v1/chat/completions", { json: chatBody("failing") }), 500);
     expect(e500.type).toBe("server_error");
-    const r429 = await h.fetch("/v1/chat/completions", { json: chatBody("queue-full") });
-    expect(r429.headers.get("retry-after")).toBeTruthy();
-    await expectEnvelope(r429, 429);
+  });
+
+  it("429 model_saturated with Retry-After when the model server's own queue is past the threshold, without sending it more", async () => {
+    const [sim] = h.sims["queue-full"]!;
+    // Traffic the gateway does not see (another gateway replica's): one request runs, two wait at the model server.
+    const others = new AbortController();
+    const direct = [1000, 1, 1].map((max_tokens) =>
+      fetch(`${sim!.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(chatBody("queue-full", { max_tokens })), signal: others.signal }).catch(() => undefined),
+    );
+    try {
+      await waitFor(() => sim!.stats().waiting === 2, 10_000, "two requests waiting at the model server");
+      const replica = h.gateway.registry.get("queue-full")!.replicas[0]!;
+      await waitFor(() => replica.saturated, 10_000, "the gateway to scrape the waiting gauge");
+      const seen = sim!.stats().requestsTotal;
+      const res = await h.fetch("/v1/chat/completions", { json: chatBody("queue-full") });
+      expect(res.headers.get("retry-after")).toBe("1");
+      const e = await expectEnvelope(res, 429, "model_saturated");
+      expect(e.type).toBe("overloaded_error");
+      expect(sim!.stats().requestsTotal).toBe(seen);
+      expect(sim!.stats().rejectedTotal).toBe(0);
+    } finally {
+      others.abort();
+      await Promise.all(direct);
+    }
   });
 
   it("a body parsed without content-type (bare curl -d) still works", async () => {

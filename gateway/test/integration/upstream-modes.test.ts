@@ -14,6 +14,7 @@ describe("upstream modes", () => {
   });
   beforeAll(async () => {
     h = await startHarness(
+      // pool-busy's injected 429 stands for the endpoint picker's (InferencePoolResourceExhausted); vLLM sends none.
       [{ id: "by-dns" }, { id: "pool-ok" }, { id: "pool-busy", sim: { failureRate: 1, failureStatus: 429 } }, { id: "pool-gone" }],
       { settings: { healthIntervalMs: 300 }, mapCatalog: toMode },
     );

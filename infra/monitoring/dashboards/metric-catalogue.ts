@@ -6,6 +6,7 @@ import { Histogram } from "prom-client";
 import { CatalogSchema } from "../../../gateway/src/config/catalog";
 import { GatewayMetrics } from "../../../gateway/src/observability/metrics";
 import { ModelRegistry } from "../../../gateway/src/upstream/registry";
+import { VLLM as VLLM_FACTS } from "../../serving/model-server-facts";
 import { withGrafanaTimes } from "./model";
 
 export interface MetricSource {
@@ -17,24 +18,15 @@ export interface MetricSource {
   readonly histograms?: readonly string[];
 }
 
-/** vLLM's production metrics (also emitted by the llm-d inference simulator under the same names). */
+/**
+ * vLLM's metrics, as the version the platform deploys exports them (infra/serving/model-server-facts.ts; the llm-d
+ * simulator's subset is held against what the platform reads in model-server-facts.test.ts).
+ */
 const VLLM: MetricSource = {
-  exposedBy: "vLLM model servers (/metrics on the API port)",
-  reference: "https://docs.vllm.ai/en/stable/usage/metrics/ and https://llm-d.ai/docs/dev/operations/observability/model-server-metrics",
-  names: [
-    "vllm:num_requests_running",
-    "vllm:num_requests_waiting",
-    "vllm:kv_cache_usage_perc",
-    "vllm:time_to_first_token_seconds",
-    "vllm:inter_token_latency_seconds",
-    "vllm:e2e_request_latency_seconds",
-    "vllm:prompt_tokens_total",
-    "vllm:generation_tokens_total",
-    "vllm:prefix_cache_hits_total",
-    "vllm:prefix_cache_queries_total",
-    "vllm:request_success_total",
-  ],
-  histograms: ["vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:e2e_request_latency_seconds"],
+  exposedBy: `vLLM ${VLLM_FACTS.version} model servers (/metrics on the API port)`,
+  reference: VLLM_FACTS.sources.metrics,
+  names: VLLM_FACTS.metrics,
+  histograms: VLLM_FACTS.histograms,
 };
 
 /** The endpoint picker of the GAIE inferencepool chart v1.3.0 (and the llm-d inference scheduler built on it). */

@@ -7,9 +7,9 @@ import { clientGoneSignal, dropAfterTokens, errorAfterTokens, type SimulatorCont
 import { startEventStream } from "./sse";
 
 /**
- * The part every generating endpoint shares (chat, completions, responses): admission while a 429 is still
- * possible, the stream headers, the engine run per prompt, and the injected faults and client disconnects
- * with their bookkeeping. The endpoint only says what each token looks like on the wire.
+ * The part every generating endpoint shares (chat, completions, responses): admission while a status can still be
+ * sent (the bounded-queue fault's 429), the stream headers, the engine run per prompt, and the injected faults and
+ * client disconnects with their bookkeeping. The endpoint only says what each token looks like on the wire.
  */
 
 /** Thrown from the token callback after the socket was destroyed on purpose. */
@@ -65,7 +65,7 @@ export async function runGeneration(run: GenerationRun): Promise<GenerationResul
   // A failing job stops its siblings (several prompts in one completions request).
   const siblings = new AbortController();
   const signal = AbortSignal.any([clientGone, siblings.signal]);
-  const admissions = admitAll(ctx, jobs.length, signal); // throws QueueFullError -> 429 while we can still send a status
+  const admissions = admitAll(ctx, jobs.length, signal); // the bounded-queue fault throws QueueFullError -> 429 while a status can still be sent
   if (stream) {
     startEventStream(res);
     run.onStreamStart?.();
