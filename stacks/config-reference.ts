@@ -1,6 +1,7 @@
 // The stack configuration, namespace by namespace, as docs/configuration.md presents it: the schemas of every part,
 // assembled here (stacks/ is where the parts meet). `npm run docs:config` writes the page.
 import { QUALIFIED_SECRET_KEYS as GATEWAY_SECRETS, gatewaySchema } from "../infra/gateway/config";
+import { gatewayEnvReference } from "../infra/gateway/env-reference";
 import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS, monitoringSchema } from "../infra/monitoring/config";
 import { clusterSchema, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { type NamespaceReference, renderReference } from "../infra/platform/config-reference";
@@ -14,7 +15,7 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
     namespace: "cluster",
     title: "which cluster, and what it is like",
     intro:
-      "Every stack that deploys a part needs it. It configures the stack's one Kubernetes provider (docs/lifecycle.md) and the facts that differ between clusters. Set `pulumi:disable-default-providers: [kubernetes]` in the stack file too, so nothing can reach the cluster of the current kube context by accident.",
+      "Every stack that deploys a part needs it: the stack's one Kubernetes provider ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)) and the facts that differ between clusters. Set `pulumi:disable-default-providers: [kubernetes]` in the stack file too, so nothing can reach the cluster of the current kube context by accident.",
     schema: clusterSchema,
     secretKeys: unqualified(QUALIFIED_CLUSTER_SECRET_KEYS),
   },
@@ -29,14 +30,14 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
     namespace: "monitoring",
     title: "the logging and metrics stack",
     intro:
-      "Present in a stack: the monitoring part is deployed into namespace `monitoring` (spec: \"Logging and Metrics Stack Deployment\"). Every key of an enabled component must be set; a preview names each one that is missing.",
+      "Present in a stack: the monitoring part is deployed into namespace `monitoring` ([monitoring.md](monitoring.md)). Every key of an enabled component must be set; a preview names each one that is missing.",
     schema: monitoringSchema,
     secretKeys: unqualified(MONITORING_SECRETS),
   },
   {
     namespace: "serving",
     title: "model serving",
-    intro: "Present in a stack: the models listed are deployed from their folders (docs/models.md), and their catalog is handed to the gateway.",
+    intro: "Present in a stack: the models listed are deployed from their folders ([models.md](models.md)), and their catalog is handed to the gateway.",
     schema: servingSchema,
     secretKeys: [...SERVING_SECRETS],
   },
@@ -44,7 +45,7 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
     namespace: "gateway",
     title: "the OpenAI-compatible gateway",
     intro:
-      "Present in a stack: the gateway is deployed in front of the models of the serving part of the same program, of another stack (`servingStack`), or of `catalog`. Its process settings are documented with the API (docs/gateway-api.md) and may be set through `env`.",
+      "Present in a stack: the gateway is deployed in front of the models of the serving part of the same program, of another stack (`servingStack`), or of `catalog`. Its process settings are the [environment variables](#gateway-environment-variables) below.",
     schema: gatewaySchema,
     secretKeys: unqualified(GATEWAY_SECRETS),
   },
@@ -63,5 +64,5 @@ How to set keys:
   the program reads it only as a secret Output).`;
 
 export function configurationReference(): string {
-  return renderReference("Configuration reference", PREAMBLE, CONFIG_NAMESPACES);
+  return renderReference("Configuration reference", PREAMBLE, CONFIG_NAMESPACES, [gatewayEnvReference()]);
 }

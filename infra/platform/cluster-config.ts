@@ -103,7 +103,7 @@ export const clusterSchema = z
         gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:httpRoute`); usually owned by the cluster's gateway controller.", "install")),
       })
       .prefault({})
-      .meta(doc("Who owns the CRDs the platform's objects need (docs/lifecycle.md).", { inferencePool: "install", gatewayApi: "assume" })),
+      .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume" })),
     crdSources: z
       .strictObject({
         inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
