@@ -295,7 +295,7 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
 export type GatewaySettings = z.infer<typeof SettingsObject>;
 export type GatewaySettingsInput = z.input<typeof GatewaySettingsSchema>;
 
-/** Environment variable -> setting. One table, so the README and the code cannot drift apart. */
+/** Environment variable -> setting. One table, so docs/configuration.md (generated from it) and the code cannot drift apart. */
 export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   host: "GATEWAY_HOST",
   port: "PORT",
