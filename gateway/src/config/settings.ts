@@ -29,7 +29,7 @@ const LimitsSchema = {
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
     description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
-    why: "Off because the gateway is deployed behind a proxy (the cluster's Gateway API HTTPRoute): every client arrives from the proxy pods' few addresses, so a per-address cap would be a per-proxy-pod cap, and one tenant's connection churn would evict other tenants' pooled connections. Per-client connection limits belong at the proxy, which sees the clients. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections, keeps one address from taking more).",
+    why: "Off because the gateway sits behind a proxy (the cluster's Gateway): every client arrives from the proxy pods' few addresses, so the cap would limit proxy pods, not clients, and one tenant's churn would evict others' pooled connections. Limit clients at the proxy. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections).",
     clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
@@ -74,12 +74,12 @@ const LimitsSchema = {
   }),
   maxJsonContainers: limit(count().default(100_000), {
     description: "Objects and arrays in one JSON request body, all levels together.",
-    why: "Parsed, each costs about 40 bytes however few bytes of text it took: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools with their schemas, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
+    why: "Parsed, each costs about 40 bytes however short its text: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
     clientSees: "400 `json_too_complex`.",
   }),
   bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held while it arrives, is checked and waits for a model-server slot, and given back as soon as it has been sent to the model server (not when the model answers). When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
-    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; a body being generated on costs nothing here. With the connections, answers, requests in flight, one body being parsed and the process itself it keeps the gateway under its documented memory bound, inside the 512 MiB container.",
+    description: "Request bodies held in memory by the whole gateway: reserved before the body is read (its declared length, else bodyLimitBytes), given back once it has been sent to the model server. When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
@@ -89,7 +89,7 @@ const LimitsSchema = {
   }),
   maxInFlightRequests: limit(count().default(1024), {
     description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
-    why: "Each costs memory while it lasts (a stream's buffers and state: 52-64 KiB measured by `npm run bench:hostile`, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap and crash the process instead of being refused. 1,024 is four vLLM replicas' default concurrency (max_num_seqs 256); scale gateway replicas for more.",
+    why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap instead of being refused. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequestsPerKey: limit(count().default(256), {
@@ -104,7 +104,7 @@ const LimitsSchema = {
   }),
   answerStallTimeoutMs: limit(ms().default(20_000), {
     description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it: the answer is ready, only the client is slow.",
-    why: "The model's work is done and the answer holds gateway memory (a held answer) or a model-server connection (a passed-through one); a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
+    why: "The answer holds gateway memory or a model-server connection, and a client that reads at all takes some within seconds; 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
     clientSees: "The connection is closed.",
   }),
   answerMemoryBytes: limit(count().default(32 * MiB), {
@@ -128,8 +128,8 @@ const LimitsSchema = {
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second that no rate limit pays for, per budget: one budget for unauthenticated traffic (401s, malformed HTTP), and one per API key for its requests its RPM did not charge (refused before or by the rate limit, unknown paths, model listings). Further lines are counted and summarised once a second.",
-    why: "A key's charged requests are bounded by its RPM and always logged; anything else can be sent without limit, so it is sampled. 50 lines/s (about 15 KB/s) per budget is plenty to diagnose a flood; all budgets flooding at once stay under the log store's 3 MB/s per-stream rate limit up to about 200 keys.",
+    description: "Log lines per second that no rate limit pays for, per budget: one for unauthenticated traffic (401s, malformed HTTP), one per key for its requests its RPM did not charge (refusals, unknown paths, model listings); the rest are counted and summarised once a second. Requests the RPM charged are always logged.",
+    why: "What no rate limit charges can be sent without limit, so it is sampled; 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
     clientSees: "Nothing (a logging limit).",
   }),
 };
