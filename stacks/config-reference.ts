@@ -51,9 +51,9 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
   },
 ];
 
-const PREAMBLE = `Generated from the zod schemas that validate the configuration (\`npm run docs:config\`); a test fails when this page
-and the schemas differ. Every key is validated at \`pulumi preview\`: an unknown key, a wrong type or a value out of range
-fails the preview with a message naming the key, before anything is declared.
+const PREAMBLE = `Generated from the zod schemas that validate the configuration (\`npm run docs:config\`). Every key is validated at
+\`pulumi preview\`: an unknown key, a wrong type or a value out of range fails the preview with a message naming the key,
+before anything is declared.
 
 How to set keys:
 
