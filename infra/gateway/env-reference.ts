@@ -25,7 +25,7 @@ export function gatewayEnvRows(): EnvRow[] {
   return (Object.keys(shape) as SettingKey[]).map((key) => {
     const name = SETTINGS_ENV[key];
     const description = (shape[key].meta() as { description?: string } | undefined)?.description ?? "";
-    return { name, default: shownDefault(key, defaults[key]), description, setBy: STACK_SET_ENV[name] ?? "`gateway:env`" };
+    return { name, default: shownDefault(key, defaults[key]), description, setBy: STACK_SET_ENV[name] ?? "" };
   });
 }
 
@@ -35,7 +35,7 @@ export function gatewayEnvReference(): EnvReference {
     intro: [
       "The gateway process reads its settings from these variables (`gateway/src/config/settings.ts`), in the cluster as in",
       "`npm start`; a value it refuses stops it at start with a message naming the variable. In a stack, the last column",
-      "says where each value comes from: `gateway:env` sets the others, and refuses those the stack sets itself. The",
+      "says where the stack takes a value from; an empty cell means `gateway:env` sets it (it refuses the others). The",
       `last ${LIMIT_SETTINGS.length} rows are the limits a client can meet: [gateway-api.md](gateway-api.md#limits) says`,
       "why each default and what the client sees. The OpenTelemetry exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`",
       "(credentials for the collector) itself; the stack does not set it.",
