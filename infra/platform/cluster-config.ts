@@ -79,7 +79,7 @@ export const clusterSchema = z
       .optional()
       .meta(
         doc(
-          "A stable name of the cluster: the provider's clusterIdentifier. With it, the provider is replaced (and with it every object) only when the name changes, never when the kubeconfig's server or credentials change. Without it the provider compares the cluster it connects to. Set it on production stacks, and never change it for the same cluster.",
+          "A stable name of the cluster (the provider's clusterIdentifier): the provider, and with it every object, is replaced only when it changes, not when the kubeconfig's server or credentials do. Set it on production stacks; never change it for the same cluster.",
           "prod-eu-west",
         ),
       ),

@@ -139,7 +139,7 @@ export const servingSchema = z
       .default(false)
       .meta(
         doc(
-          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), so `previous_response_id`, `GET /v1/responses/{id}` and cancel work. Off by default: vLLM keeps every stored response in the server's memory and never evicts one (a restart loses them all), so turn it on knowingly and watch the model servers' memory.",
+          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), for `previous_response_id`, `GET /v1/responses/{id}` and cancel. Off by default: vLLM keeps them in memory and never evicts one (a restart loses them all); watch the model servers' memory.",
           true,
         ),
       ),
