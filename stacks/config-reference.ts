@@ -55,13 +55,10 @@ const PREAMBLE = `Generated from the zod schemas that validate the configuration
 \`pulumi preview\`: an unknown key, a wrong type or a value out of range fails the preview with a message naming the key,
 before anything is declared.
 
-How to set keys:
-
-- A plain value: \`pulumi config set gateway:replicas 3\`.
-- A list or an object: \`pulumi config set --path 'serving:models[0]' generative/qwen3-8b\`, or edit \`Pulumi.<stack>.yaml\`
-  (values are YAML there; the examples below are written as JSON, which is YAML too).
-- A secret: \`pulumi config set --secret monitoring:s3Password\` (prompts; the stack file holds only the ciphertext, and
-  the program reads it only as a secret Output).`;
+Set a value with \`pulumi config set gateway:replicas 3\`, a list or object with
+\`pulumi config set --path 'serving:models[0]' generative/qwen3-8b\` or in \`Pulumi.<stack>.yaml\` (the examples are JSON,
+which is YAML too), a secret with \`pulumi config set --secret monitoring:s3Password\` (it prompts; the stack file holds
+only the ciphertext).`;
 
 export function configurationReference(): string {
   return renderReference("Configuration reference", PREAMBLE, CONFIG_NAMESPACES, [gatewayEnvReference()]);

@@ -33,12 +33,10 @@ export function gatewayEnvReference(): EnvReference {
   return {
     heading: "Gateway environment variables",
     intro: [
-      "The gateway process reads its settings from these variables (`gateway/src/config/settings.ts`), in the cluster as in",
-      "`npm start`; a value it refuses stops it at start with a message naming the variable. In a stack, the last column",
-      "says where the stack takes a value from; an empty cell means `gateway:env` sets it (it refuses the others). The",
-      `last ${LIMIT_SETTINGS.length} rows are the limits a client can meet: [gateway-api.md](gateway-api.md#limits) says`,
-      "why each default and what the client sees. The OpenTelemetry exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`",
-      "(credentials for the collector) itself; the stack does not set it.",
+      "The gateway reads its settings from these variables, in the cluster as under `npm start`; a value it refuses stops",
+      "it at start, naming the variable. The last column says where a stack takes the value from; empty: `gateway:env`",
+      `(which refuses the others). The last ${LIMIT_SETTINGS.length} rows are limits a client can meet ([gateway-api.md](gateway-api.md#limits):`,
+      "why each default, what the client sees). The trace exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`, which the stack does not set.",
     ].join("\n"),
     rows: gatewayEnvRows(),
   };
