@@ -8,23 +8,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { IMAGE_HEAP_LIMIT_MIB, MEMORY_BOUND_TERMS, memoryBoundTerms, rssBoundBytes, type MemoryBoundTerm } from "../gateway/src/config/memory-bound";
 import { LIMIT_SETTINGS, limitDoc, SETTINGS_ENV, settingsFromEnv } from "../gateway/src/config/settings";
+import { formatDefault } from "../infra/platform/config-reference";
 
 export const GATEWAY_API_DOC = join(__dirname, "..", "docs", "gateway-api.md");
 
-const KiB = 1024;
-const MiB = KiB * KiB;
-
-/** A default as people read it: 4 MiB, 10 s, 8,192. */
-export function formatDefault(key: string, value: number): string {
-  if (key.endsWith("Bytes")) {
-    if (value % MiB === 0) return `${value / MiB} MiB`;
-    if (value % KiB === 0) return `${value / KiB} KiB`;
-    return `${value.toLocaleString("en-US")} bytes`;
-  }
-  if (key.endsWith("Ms")) return value % 1000 === 0 ? `${value / 1000} s` : `${value} ms`;
-  return value.toLocaleString("en-US");
-}
-
+const MiB = 1024 * 1024;
 const cell = (text: string) => text.replaceAll("|", "\\|");
 
 export function limitsTable(): string {

@@ -3,6 +3,8 @@
 import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
+import { SETTINGS_ENV } from "../gateway/src/config/settings";
+import { STACK_SET_ENV } from "../infra/gateway/config";
 import { keyRows } from "../infra/platform/config-reference";
 import { CONFIGURATION_PAGE } from "../scripts/docs-config";
 import { CONFIG_NAMESPACES, configurationReference } from "./config-reference";
@@ -38,6 +40,31 @@ describe("configuration reference", () => {
     const secrets = rows.filter((r) => r.secret).map((r) => `${r.ns}:${r.key}`);
     expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "gateway:upstreamApiKey", "monitoring:s3Password", "monitoring:viewerAdminPassword", "serving:hfToken", "serving:weightsS3SecretKey"]);
     for (const r of rows.filter((x) => x.secret)) expect(r.examples).toEqual([]);
+  });
+});
+
+describe("the gateway's environment variables on docs/configuration.md", () => {
+  const page = fs.readFileSync(CONFIGURATION_PAGE, "utf8");
+  const section = page.slice(page.indexOf("\n## Gateway environment variables\n"));
+  const rows = section.split("\n").filter((l) => l.startsWith("| `"));
+  const documented = rows.map((r) => /^\| `([A-Z_]+)` \|/.exec(r)?.[1]);
+
+  test("every variable the gateway reads has one row, with a default and a description", () => {
+    expect(section.length).toBeLessThan(page.length);
+    expect([...documented].sort()).toEqual(Object.values(SETTINGS_ENV).sort());
+    for (const r of rows) {
+      const [, , dflt, description] = r.split(/(?<!\\)\|/).map((c) => c.trim());
+      expect([r.slice(0, 40), dflt !== "", (description ?? "").length > 10]).toEqual([r.slice(0, 40), true, true]);
+    }
+  });
+
+  test("what the stack sets itself names real variables, and the others' cell is empty (set through `gateway:env`)", () => {
+    const names = new Set(Object.values(SETTINGS_ENV));
+    expect(Object.keys(STACK_SET_ENV).filter((n) => !names.has(n))).toEqual([]);
+    for (const r of rows) {
+      const name = /^\| `([A-Z_]+)`/.exec(r)?.[1] as string;
+      expect([name, r.endsWith(STACK_SET_ENV[name] === undefined ? " |  |" : `| ${STACK_SET_ENV[name]} |`)]).toEqual([name, true]);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 // Day 1 and day 2 on a real cluster, as far as Pulumi's mocks can show them: the explicit provider and what it is
 // set to, the CRDs before their users, the waits, what survives and what is replaced, and what real clusters differ
-// in. The rows of docs/lifecycle.md that mocks cannot execute are listed there as verified only on a real cluster.
+// in. What mocks cannot execute is listed in docs/development.md ("What only a real cluster executes").
 import * as fs from "fs";
 import * as path from "path";
 import * as k8s from "@pulumi/kubernetes";

@@ -7,6 +7,7 @@ import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from
 import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
+import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
 import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
@@ -22,26 +23,30 @@ export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
 const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
-/** Variables the component sets itself; `gateway:env` may set any other gateway setting. */
-export const MANAGED_ENV = new Set([
-  SETTINGS_ENV.host,
-  SETTINGS_ENV.port,
-  SETTINGS_ENV.metricsPort,
-  SETTINGS_ENV.catalogFile,
-  SETTINGS_ENV.keysFile,
-  SETTINGS_ENV.apiKey,
-  SETTINGS_ENV.redisUrl,
-  SETTINGS_ENV.upstreamApiKey,
-  SETTINGS_ENV.responseIdSecret,
-  SETTINGS_ENV.shutdownGraceMs,
-  SETTINGS_ENV.drainDelayMs,
-  SETTINGS_ENV.logLevel,
-  SETTINGS_ENV.corsOrigins,
-  SETTINGS_ENV.otlpTracesEndpoint,
-  SETTINGS_ENV.traceSampleRatio,
+/**
+ * Variables the component sets itself, with where each value comes from (docs/configuration.md shows it beside each
+ * variable); `gateway:env` may set any other gateway setting, and refuses these.
+ */
+export const STACK_SET_ENV: Readonly<Record<string, string>> = {
+  [SETTINGS_ENV.host]: "left at its default",
+  [SETTINGS_ENV.port]: `\`${PORTS.http}\``,
+  [SETTINGS_ENV.metricsPort]: `\`${PORTS.metrics}\``,
+  [SETTINGS_ENV.catalogFile]: `the ConfigMap \`${OBJECT_NAMES.catalog}\`, mounted at \`${CATALOG_DIR}/${CATALOG_FILE}\``,
+  [SETTINGS_ENV.keysFile]: `the Secret \`${OBJECT_NAMES.keys}\` (\`gateway:apiKeys\`), mounted at \`${KEYS_DIR}/${KEYS_FILE}\``,
+  [SETTINGS_ENV.apiKey]: "never set: keys come from `gateway:apiKeys`",
+  [SETTINGS_ENV.redisUrl]: "`gateway:redis` / `gateway:redisUrl`",
+  [SETTINGS_ENV.upstreamApiKey]: "the serving part's key, or `gateway:upstreamApiKey`",
+  [SETTINGS_ENV.responseIdSecret]: `a random secret kept in the stack's state (the Secret \`${OBJECT_NAMES.responseIds}\`)`,
+  [SETTINGS_ENV.shutdownGraceMs]: "`gateway:shutdownGraceSeconds`",
+  [SETTINGS_ENV.drainDelayMs]: `\`${DRAIN_DELAY_SECONDS * 1000}\``,
+  [SETTINGS_ENV.logLevel]: "`gateway:logLevel`",
+  [SETTINGS_ENV.corsOrigins]: "`gateway:corsOrigins`",
+  [SETTINGS_ENV.otlpTracesEndpoint]: "`gateway:traces.endpoint`",
+  [SETTINGS_ENV.traceSampleRatio]: "`gateway:traces.sampleRatio`",
   // A test knob: a cluster's limits are per minute.
-  SETTINGS_ENV.rateLimitWindowMs,
-]);
+  [SETTINGS_ENV.rateLimitWindowMs]: "never set (tests only)",
+};
+export const MANAGED_ENV: ReadonlySet<string> = new Set(Object.keys(STACK_SET_ENV));
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
 /** A pinned image: a tag other than `latest`, or a digest (rollouts and rollbacks must mean something). */
@@ -68,7 +73,7 @@ export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
 export const gatewaySchema = z
   .strictObject({
-    image: image.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` (docs/operations.md).", "registry.example.com/ai-platform/gateway:0.1.0")),
+    image: image.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
     imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
     imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
     namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
@@ -90,7 +95,7 @@ export const gatewaySchema = z
     env: z
       .partialRecord(z.enum(SETTABLE_ENV as [string, ...string[]], { error: "is not a gateway setting the stack may set (see gateway/src/config/settings.ts)" }), z.string())
       .optional()
-      .meta(doc("Further gateway process settings by environment variable (docs/gateway-api.md lists them); the ones the stack sets itself are refused.", { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" })),
+      .meta(doc("Further gateway process settings, by environment variable: any of the [table below](#gateway-environment-variables) whose value the stack does not set itself (those are refused).", { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" })),
     apiKeys: z
       .array(apiKeySpecSchema)
       .default([])
@@ -107,7 +112,7 @@ export const gatewaySchema = z
       .meta(
         doc(
           "Names clients may send instead of a model id: `id`, `models` (served models of one category, in order of preference: a request goes to the first with a ready replica), `listed` (in `/v1/models`, default true). Checked against the catalog at preview (a catalog from `servingStack` when it arrives). A key with `models` must list the alias to use it.",
-          [{ id: "chat", models: ["llama-3-3-70b", "qwen3-8b"] }],
+          [{ id: "chat", models: ["llama-3.3-70b-instruct", "qwen3-8b"] }],
         ),
       ),
     corsOrigins: z
@@ -128,7 +133,7 @@ export const gatewaySchema = z
       .optional()
       .meta(
         doc(
-          "OpenTelemetry traces (one GenAI span per inference request, docs/monitoring.md), off when absent: `endpoint`, `sampleRatio`, `egress`.",
+          "OpenTelemetry traces (one GenAI span per inference request, [monitoring.md](monitoring.md#traces)), off when absent: `endpoint`, `sampleRatio`, `egress`.",
           { endpoint: "http://otel-collector.observability:4318/v1/traces", sampleRatio: 0.1, egress: { namespace: "observability" } },
         ),
       ),

@@ -1,4 +1,4 @@
-// Fixed facts of the gateway deployment: names, ports and paths shared by the builders, the tests and the README.
+// Fixed facts of the gateway deployment: names, ports and paths shared by the builders, the tests and the docs.
 import { NAMESPACE as MONITORING_NAMESPACE } from "../monitoring/constants";
 
 /** `app.kubernetes.io/name` and the name of every object the component creates. */

@@ -72,7 +72,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     severity: "warning",
     summary: "The log store is refusing or failing pushes ({{ $labels.reason }}{{ $labels.status_code }}): log lines are being lost.",
     runbook:
-      "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit` mean a pod logs above the spec's limits (find it in AI Platform · Overview), 5xx on push mean the object store is unreachable or out of space.",
+      "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit` mean a pod logs above the log store's limits (3 MB/s per stream, 16 MB/s in all; find it in AI Platform · Overview), 5xx on push mean the object store is unreachable or out of space.",
   },
   {
     alert: "LogstoreBucketJobFailed",

@@ -56,9 +56,9 @@ export const monitoringSchema = z
       .array(z.enum(COMPONENTS))
       .refine((list) => new Set(list).size === list.length, "must not list a component twice")
       .meta(doc("The components to deploy in namespace `monitoring`. Omitting one skips it and leaves what it deployed before in place; `dashboards` needs `viewer` listed too.", [...COMPONENTS])),
-    logstoreVersion: chartVersion.optional().meta(doc("Chart version of the log store (Loki). Required with `logstore`; the spec pins 14.1.0.", PINNED_CHARTS.logstore.version)),
-    viewerVersion: chartVersion.optional().meta(doc("Chart version of the viewer (Grafana). Required with `viewer`; the spec pins 12.3.2.", PINNED_CHARTS.viewer.version)),
-    collectorVersion: chartVersion.optional().meta(doc("Chart version of the collector (Alloy). Required with `collector`; the spec pins 1.8.1.", PINNED_CHARTS.collector.version)),
+    logstoreVersion: chartVersion.optional().meta(doc(`Chart version of the log store (Loki). Required with \`logstore\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.logstore.version}.`, PINNED_CHARTS.logstore.version)),
+    viewerVersion: chartVersion.optional().meta(doc(`Chart version of the viewer (Grafana). Required with \`viewer\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.viewer.version}.`, PINNED_CHARTS.viewer.version)),
+    collectorVersion: chartVersion.optional().meta(doc(`Chart version of the collector (Alloy). Required with \`collector\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.collector.version}.`, PINNED_CHARTS.collector.version)),
     logstoreChartPath: nonEmpty.optional().meta(doc("Chart archive of the log store; default `charts/logstore-<version>.tgz`.", "charts/logstore-14.1.0.tgz")),
     viewerChartPath: nonEmpty.optional().meta(doc("Chart archive of the viewer; default `charts/viewer-<version>.tgz`.", "charts/viewer-12.3.2.tgz")),
     collectorChartPath: nonEmpty.optional().meta(doc("Chart archive of the collector; default `charts/collector-<version>.tgz`.", "charts/collector-1.8.1.tgz")),
@@ -77,7 +77,7 @@ export const monitoringSchema = z
       .meta(doc(`Image of the S3 client the bucket Job runs; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0")),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
     cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
-    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and, as the spec says, applied to no pod (the collector and node-exporter must run on every node; the others run wherever the scheduler puts them).", { "kubernetes.io/os": "linux" })),
+    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and applied to no pod (the collector and node-exporter must run on every node; the others run wherever the scheduler puts them).", { "kubernetes.io/os": "linux" })),
     collectorTolerations: z
       .array(toleration)
       .optional()

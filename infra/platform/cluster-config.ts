@@ -79,7 +79,7 @@ export const clusterSchema = z
       .optional()
       .meta(
         doc(
-          "A stable name of the cluster: the provider's clusterIdentifier. With it, the provider is replaced (and with it every object) only when the name changes, never when the kubeconfig's server or credentials change. Without it the provider compares the cluster it connects to. Set it on production stacks, and never change it for the same cluster.",
+          "A stable name of the cluster (the provider's clusterIdentifier): the provider, and with it every object, is replaced only when it changes, not when the kubeconfig's server or credentials do. Set it on production stacks; never change it for the same cluster.",
           "prod-eu-west",
         ),
       ),
@@ -103,7 +103,7 @@ export const clusterSchema = z
         gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:httpRoute`); usually owned by the cluster's gateway controller.", "install")),
       })
       .prefault({})
-      .meta(doc("Who owns the CRDs the platform's objects need (docs/lifecycle.md).", { inferencePool: "install", gatewayApi: "assume" })),
+      .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume" })),
     crdSources: z
       .strictObject({
         inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),

@@ -43,6 +43,23 @@ export interface KeyRow {
 
 const code = (v: unknown) => `\`${typeof v === "string" ? v : JSON.stringify(v)}\``;
 
+const KiB = 1024;
+const MiB = KiB * KiB;
+
+/** A default as people read it, by the setting's unit suffix: 4 MiB, 10 s, 8,192. */
+export function formatDefault(key: string, value: number): string {
+  if (key.endsWith("Bytes")) {
+    if (value % MiB === 0) return `${value / MiB} MiB`;
+    if (value % KiB === 0) return `${value / KiB} KiB`;
+    return `${value.toLocaleString("en-US")} bytes`;
+  }
+  if (key.endsWith("Ms")) return value % 1000 === 0 ? `${value / 1000} s` : `${value} ms`;
+  return value.toLocaleString("en-US");
+}
+
+/** Maps with more keys than this show as `map of name → …`: the description says which names. */
+const LISTED_PROPERTY_NAMES = 8;
+
 /** A short, readable type from a JSON Schema node. */
 export function typeOf(s: JsonSchema): string {
   if (s.const !== undefined) return code(s.const);
@@ -55,7 +72,10 @@ export function typeOf(s: JsonSchema): string {
       return `list of ${s.items ? typeOf(s.items) : "values"}`;
     case "object":
       if (s.properties && Object.keys(s.properties).length > 0) return "object";
-      if (typeof s.additionalProperties === "object") return `map of ${s.propertyNames ? typeOf(s.propertyNames) : "string"} → ${typeOf(s.additionalProperties)}`;
+      if (typeof s.additionalProperties === "object") {
+        const names = s.propertyNames && (s.propertyNames.enum?.length ?? 0) <= LISTED_PROPERTY_NAMES ? typeOf(s.propertyNames) : s.propertyNames ? "name" : "string";
+        return `map of ${names} → ${typeOf(s.additionalProperties)}`;
+      }
       return "object";
     case "integer":
     case "number":
@@ -117,6 +137,36 @@ export function renderNamespace(ref: NamespaceReference): string {
   return lines.join("\n");
 }
 
-export function renderReference(title: string, preamble: string, refs: readonly NamespaceReference[]): string {
-  return [`# ${title}`, "", preamble, "", ...refs.map(renderNamespace)].join("\n");
+/** One environment variable of a process, as a row of its reference table. */
+export interface EnvRow {
+  readonly name: string;
+  /** As shown: a code span, `unset`, or a value with its readable form. */
+  readonly default: string;
+  readonly description: string;
+  /** How a stack sets it (Markdown). */
+  readonly setBy: string;
+}
+
+/** A section of the reference that is not a configuration namespace: a table of environment variables. */
+export interface EnvReference {
+  readonly heading: string;
+  readonly intro: string;
+  readonly rows: readonly EnvRow[];
+}
+
+export function renderEnvReference(ref: EnvReference): string {
+  return [
+    `## ${ref.heading}`,
+    "",
+    ref.intro,
+    "",
+    "| Variable | Default | Description | In a stack |",
+    "|---|---|---|---|",
+    ...ref.rows.map((r) => `| \`${r.name}\` | ${cell(r.default)} | ${cell(r.description)} | ${cell(r.setBy)} |`),
+    "",
+  ].join("\n");
+}
+
+export function renderReference(title: string, preamble: string, refs: readonly NamespaceReference[], envRefs: readonly EnvReference[] = []): string {
+  return [`# ${title}`, "", preamble, "", ...refs.map(renderNamespace), ...envRefs.map(renderEnvReference)].join("\n");
 }

@@ -50,7 +50,7 @@ export const servingSchema = z
     models: z
       .array(modelRef)
       .refine((l) => new Set(l).size === l.length, "must not list a model twice")
-      .meta(doc("Models to deploy, as `<category>/<model>` folders under `modelsDir`. Removing one and applying stops serving it (the spec's removal).", ["generative/qwen3-8b", "embedder/bge-small-en"])),
+      .meta(doc("Models to deploy, as `<category>/<model>` folders under `modelsDir`. Removing one and applying stops serving it.", ["generative/qwen3-8b", "embedder/bge-small-en"])),
     namespace: dnsLabel.default(DEFAULT_NAMESPACE).meta(doc("Namespace of the model servers.", "app-serving")),
     createNamespace: z.boolean().default(true).meta(doc("false when the namespace belongs to another stack (then it must exist).", false)),
     modelsDir: z.string().min(1).optional().meta(doc("Folder of the model folders; default `deployments/models` (relative paths are from the repository root).", "deployments/models")),
@@ -116,7 +116,7 @@ export const servingSchema = z
         image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
       })
       .optional()
-      .meta(doc("The internal object store that `s3://<bucket>/<prefix>` weights come from (docs/models.md \"Publishing weights\").", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),
+      .meta(doc("The internal object store that `s3://<bucket>/<prefix>` weights come from ([models.md](models.md#publishing-weights-to-the-internal-registry)).", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),
     weightsS3SecretKey: secretPresence.optional().meta(doc("Secret key of `serving:weightsS3.accessKeyId`; required with `weightsS3`.")),
     drainSeconds: z
       .number()
@@ -139,7 +139,7 @@ export const servingSchema = z
       .default(false)
       .meta(
         doc(
-          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), so `previous_response_id`, `GET /v1/responses/{id}` and cancel work. Off by default: vLLM keeps every stored response in the server's memory and never evicts one (a restart loses them all), so turn it on knowingly and watch the model servers' memory.",
+          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), for `previous_response_id`, `GET /v1/responses/{id}` and cancel. Off by default: vLLM keeps them in memory and never evicts one (a restart loses them all); watch the model servers' memory.",
           true,
         ),
       ),

@@ -28,7 +28,7 @@ describe("GPU preflight", () => {
       message = (err as Error).message;
     }
     expect(message).toContain('node group "gpu-small": 1 GPUs requested > capacity 0 (no serving:gpuCapacity.gpu-small entry): embedder/bge-small-en 1 replica × 1 GPU = 1');
-    expect(message).toContain("scale the old one to zero first (serving:replicas)");
+    expect(message).toContain('name the pair in serving:replaces ({"<incoming>": "<outgoing>"})');
   });
 
   test("the simulator needs no GPU: it is never counted", () => {

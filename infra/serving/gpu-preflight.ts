@@ -9,7 +9,7 @@ export class GpuCapacityError extends Error {
   constructor(readonly problems: readonly string[]) {
     super(
       `GPU preflight failed: the referenced models request more GPUs than serving:gpuCapacity allows.\n${problems.map((p) => `  - ${p}`).join("\n")}\n` +
-        `To replace a model on a full GPU, scale the old one to zero first (serving:replicas), apply, then add the new one (docs/models.md "Swapping models on a full GPU").`,
+        `To replace a model on a full GPU in one apply, name the pair in serving:replaces ({"<incoming>": "<outgoing>"}): the outgoing model counts as zero GPUs (docs/operations.md, "Swap models on a full GPU").`,
     );
     this.name = "GpuCapacityError";
   }

@@ -29,7 +29,7 @@ const LimitsSchema = {
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
     description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
-    why: "Off because the gateway is deployed behind a proxy (the cluster's Gateway API HTTPRoute): every client arrives from the proxy pods' few addresses, so a per-address cap would be a per-proxy-pod cap, and one tenant's connection churn would evict other tenants' pooled connections. Per-client connection limits belong at the proxy, which sees the clients. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections, keeps one address from taking more).",
+    why: "Off because the gateway sits behind a proxy (the cluster's Gateway): every client arrives from the proxy pods' few addresses, so the cap would limit proxy pods, not clients, and one tenant's churn would evict others' pooled connections. Limit clients at the proxy. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections).",
     clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
@@ -74,12 +74,12 @@ const LimitsSchema = {
   }),
   maxJsonContainers: limit(count().default(100_000), {
     description: "Objects and arrays in one JSON request body, all levels together.",
-    why: "Parsed, each costs about 40 bytes however few bytes of text it took: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools with their schemas, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
+    why: "Parsed, each costs about 40 bytes however short its text: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
     clientSees: "400 `json_too_complex`.",
   }),
   bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway: reserved (declared length, or bodyLimitBytes when unknown or compressed) before the body is read, held while it arrives, is checked and waits for a model-server slot, and given back as soon as it has been sent to the model server (not when the model answers). When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
-    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; a body being generated on costs nothing here. With the connections, answers, requests in flight, one body being parsed and the process itself it keeps the gateway under its documented memory bound, inside the 512 MiB container.",
+    description: "Request bodies held in memory by the whole gateway: reserved before the body is read (its declared length, else bodyLimitBytes), given back once it has been sent to the model server. When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
@@ -89,7 +89,7 @@ const LimitsSchema = {
   }),
   maxInFlightRequests: limit(count().default(1024), {
     description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
-    why: "Each costs memory while it lasts (a stream's buffers and state: 52-64 KiB measured by `npm run bench:hostile`, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap and crash the process instead of being refused. 1,024 is four vLLM replicas' default concurrency (max_num_seqs 256); scale gateway replicas for more.",
+    why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap instead of being refused. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequestsPerKey: limit(count().default(256), {
@@ -104,7 +104,7 @@ const LimitsSchema = {
   }),
   answerStallTimeoutMs: limit(ms().default(20_000), {
     description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it: the answer is ready, only the client is slow.",
-    why: "The model's work is done and the answer holds gateway memory (a held answer) or a model-server connection (a passed-through one); a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
+    why: "The answer holds gateway memory or a model-server connection, and a client that reads at all takes some within seconds; 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
     clientSees: "The connection is closed.",
   }),
   answerMemoryBytes: limit(count().default(32 * MiB), {
@@ -128,8 +128,8 @@ const LimitsSchema = {
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second that no rate limit pays for, per budget: one budget for unauthenticated traffic (401s, malformed HTTP), and one per API key for its requests its RPM did not charge (refused before or by the rate limit, unknown paths, model listings). Further lines are counted and summarised once a second.",
-    why: "A key's charged requests are bounded by its RPM and always logged; anything else can be sent without limit, so it is sampled. 50 lines/s (about 15 KB/s) per budget is plenty to diagnose a flood; all budgets flooding at once stay under the log store's 3 MB/s per-stream rate limit up to about 200 keys.",
+    description: "Log lines per second that no rate limit pays for, per budget: one for unauthenticated traffic (401s, malformed HTTP), one per key for its requests its RPM did not charge (refusals, unknown paths, model listings); the rest are counted and summarised once a second. Requests the RPM charged are always logged.",
+    why: "What no rate limit charges can be sent without limit, so it is sampled; 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
     clientSees: "Nothing (a logging limit).",
   }),
 };
@@ -163,91 +163,120 @@ export const OtlpEndpointSchema = z
 /** One allowed browser origin (CORS), or `*` for any. */
 export const CorsOriginSchema = z.string().refine((o) => o === "*" || isOrigin(o), { error: (i) => `"${String(i.input)}" is not an origin (scheme://host[:port], no path) or *` });
 
+/** What a setting is, for docs/configuration.md's table of environment variables (`npm run docs:config`). */
+const about = (description: string) => ({ description });
+
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
 const SettingsObject = z.strictObject({
-  host: z.string().min(1).default("0.0.0.0"),
-  port: z.coerce.number().int().min(0).max(65535).default(8080),
-  /** Path of the model catalog (YAML or JSON, see catalog.ts). */
-  catalogFile: z.string().min(1).optional(),
-  /** A single API key given in plaintext (the embedded default); hashed at load, never kept or logged. */
-  apiKey: z.string().min(16, "GATEWAY_API_KEY must be at least 16 characters").optional(),
-  /** Path of the API-key file holding SHA-256 hashes (see api-keys.ts). */
-  keysFile: z.string().min(1).optional(),
-  /** Re-read the keys file this often; a mounted Secret changes in place, so keys rotate without a restart. */
-  keysReloadIntervalMs: z.coerce.number().int().positive().default(5000),
-  /**
-   * The key the model servers require (vLLM `VLLM_API_KEY`), sent upstream as `Authorization: Bearer`; never the
-   * client's key, never logged. Unset: no Authorization header upstream.
-   */
-  upstreamApiKey: z.string().min(1).optional(),
-  /**
-   * Secret of the Responses API's response ids (which carry the replica holding a stored response and a MAC of
-   * the key that owns it): the same on every gateway replica, kept across restarts. Unset: shared through Redis
-   * when GATEWAY_REDIS_URL is set, else random per process (follow-ups then work only through that process).
-   */
-  responseIdSecret: z.string().min(16, "GATEWAY_RESPONSE_ID_SECRET must be at least 16 characters").optional(),
-  /** Redis for rate-limit counters shared by all gateway replicas (redis://host:6379/0); unset = in process. */
-  redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// or rediss:// URL").optional(),
-  /**
-   * When Redis does not answer (an error, or no answer within redisTimeoutMs): `open` goes on with per-replica
-   * limits (each replica enforces every limit alone), `closed` refuses requests of limited keys with 503
-   * `rate_limit_store_unavailable`. Either way a warning, the metric and the readiness detail say so.
-   */
-  redisFailureMode: z.enum(["open", "closed"]).default("open"),
-  /**
-   * A Redis command not answered within this counts as Redis being down (slow is down: requests must not wait).
-   * Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag: too tight a value
-   * flips to per-replica limits under load.
-   */
-  redisTimeoutMs: z.coerce.number().int().positive().default(500),
-  /** Requests in progress at once per key across all replicas, for keys whose entry sets no `maxConcurrent`; unset = unlimited. */
-  keyMaxConcurrent: z.coerce.number().int().positive().optional(),
-  /** Completion tokens reserved from a key's TPM for a request that sets no max_tokens (settled with the real usage). */
-  tokenReserveCeiling: z.coerce.number().int().positive().default(4096),
-  /** A concurrency slot in Redis lives this long unless its replica renews it (every third): a dead replica's slots free themselves. */
-  limitSlotLeaseMs: z.coerce.number().int().min(300).default(30_000),
-  /** The "minute" of rpm and tpm. Only tests change it (a 60 RPM key with 6000 admits 60 per 6 s). */
-  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000),
-  /** Prometheus metrics on their own port, so the public listener never exposes them. 0 = ephemeral. */
-  metricsPort: z.coerce.number().int().min(0).max(65535).default(9090),
-  healthIntervalMs: z.coerce.number().int().positive().default(5000),
-  healthTimeoutMs: z.coerce.number().int().positive().default(2000),
-  /** Consecutive failed checks before a ready replica is taken out. */
-  unhealthyThreshold: z.coerce.number().int().positive().default(2),
-  /** Streaming requests still waiting after this long get SSE headers and keep-alive comments (0 = never). */
-  sseKeepAliveMs: z.coerce.number().int().nonnegative().default(10_000),
-  /** How often each replica's /metrics is read for queue depth and KV-cache use (0 = never). */
-  loadScrapeIntervalMs: z.coerce.number().int().nonnegative().default(1000),
-  retryAfterSaturatedSeconds: z.coerce.number().positive().default(1),
-  retryAfterNotReadySeconds: z.coerce.number().positive().default(5),
-  /**
-   * On SIGTERM, readiness fails at once but the listener keeps serving this long, so the Service's endpoints
-   * stop sending traffic here before new connections are refused (Kubernetes removes endpoints asynchronously).
-   */
-  drainDelayMs: z.coerce.number().int().nonnegative().default(5000),
-  /** Then in-flight requests and streams get this long to finish before connections are closed. */
-  shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /**
-   * Browser origins allowed to call the API (CORS), comma-separated: `https://app.example.com`, or `*` for any.
-   * Empty (the default): no CORS headers, so browsers refuse cross-origin calls. Keys are bearer tokens, never
-   * cookies, so credentials are not allowed whatever the origin.
-   */
+  host: z.string().min(1).default("0.0.0.0").meta(about("Listen address of the API port and of the operations port (metrics, probes).")),
+  port: z.coerce.number().int().min(0).max(65535).default(8080).meta(about("The API port.")),
+  catalogFile: z.string().min(1).optional().meta(about("Path of the model catalog, YAML or JSON (`gateway/src/config/catalog.ts`): the models, their upstreams, routing and aliases.")),
+  // Hashed at load, never kept or logged.
+  apiKey: z
+    .string()
+    .min(16, "GATEWAY_API_KEY must be at least 16 characters")
+    .optional()
+    .meta(about("One API key in plaintext (at least 16 characters), named `default`, with no model list, expiry or limits. `npm start` sets it.")),
+  keysFile: z.string().min(1).optional().meta(about("Path of the keys file: one entry per key, its SHA-256, models, expiry and limits ([gateway-api.md](gateway-api.md#authentication)).")),
+  // A mounted Secret changes in place, so keys rotate without a restart.
+  keysReloadIntervalMs: z.coerce.number().int().positive().default(5000).meta(about("How often the keys file is read again, ms; a file that turns invalid keeps the last good set.")),
+  upstreamApiKey: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(about("The key the model servers require (vLLM `VLLM_API_KEY`), sent upstream as `Authorization: Bearer`; never the client's key, never logged. Unset: no Authorization header upstream.")),
+  responseIdSecret: z
+    .string()
+    .min(16, "GATEWAY_RESPONSE_ID_SECRET must be at least 16 characters")
+    .optional()
+    .meta(
+      about(
+        "Secret of the Responses API's response ids (they carry the replica holding a stored response and a MAC of the owning key): the same on every gateway replica. Unset: shared through Redis when `GATEWAY_REDIS_URL` is set, else random per process (follow-ups then work only through that process).",
+      ),
+    ),
+  redisUrl: z
+    .string()
+    .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL")
+    .optional()
+    .meta(about("Redis (`redis://` or `rediss://`) holding the per-key limits for every gateway replica; unset: each process keeps its own.")),
+  redisFailureMode: z
+    .enum(["open", "closed"])
+    .default("open")
+    .meta(
+      about(
+        "When Redis fails or does not answer within `GATEWAY_REDIS_TIMEOUT_MS`: `open` goes on with per-replica limits (each replica enforces every limit alone), `closed` refuses requests of keys with limits with 503 `rate_limit_store_unavailable`. Either way a warning, the metric `gateway_rate_limit_store_up` and the readiness detail say so.",
+      ),
+    ),
+  // Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag.
+  redisTimeoutMs: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(500)
+    .meta(about("A Redis command not answered within this many ms counts as Redis being down; too tight a value flips to per-replica limits when the gateway is short of CPU.")),
+  keyMaxConcurrent: z.coerce.number().int().positive().optional().meta(about("Requests in progress at once, across replicas, for keys whose entry sets no `maxConcurrent`; unset: no cap.")),
+  tokenReserveCeiling: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4096)
+    .meta(about("Completion tokens reserved from a key's TPM for a request that sets no `max_tokens` (settled with the real usage afterwards).")),
+  limitSlotLeaseMs: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(30_000)
+    .meta(about("Lifetime of a concurrency slot in Redis unless its replica renews it (every third of it): a crashed replica's slots free themselves within it, ms.")),
+  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000).meta(about("The \"minute\" of `rpm` and `tpm`, ms. For tests only (a 60 RPM key with 6000 admits 60 per 6 s).")),
+  metricsPort: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(9090)
+    .meta(about("The operations port: `/metrics`, `/healthz` and `/readyz`, apart from the API port so the public listener never exposes metrics. 0: a free port.")),
+  healthIntervalMs: z.coerce.number().int().positive().default(5000).meta(about("How often each replica's `GET /health` is checked, ms.")),
+  healthTimeoutMs: z.coerce.number().int().positive().default(2000).meta(about("How long a health check, or a read of a replica's `/metrics`, may take before it counts as failed, ms.")),
+  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection takes it out at once).")),
+  sseKeepAliveMs: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(10_000)
+    .meta(about("A streaming request still without an answer from a model server after this many ms gets its SSE headers and a `: keep-alive` comment every interval; 0: never.")),
+  loadScrapeIntervalMs: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(1000)
+    .meta(about("How often each replica's `/metrics` is read for its queue (`vllm:num_requests_running`, `vllm:num_requests_waiting`) and KV-cache use, ms; 0: never (routing then sees only the gateway's own in-flight counts).")),
+  retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
+  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready` or `response_replica_unavailable` the gateway makes, seconds.")),
+  // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
+  drainDelayMs: z.coerce
+    .number()
+    .int()
+    .nonnegative()
+    .default(5000)
+    .meta(about("On SIGTERM readiness fails at once, but the listener keeps serving this many ms, so the Service stops sending requests here first.")),
+  shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000).meta(about("Then in-flight requests and streams get this many ms to finish before connections are closed.")),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").meta(about("Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.")),
   corsOrigins: z
     .string()
     .default("")
     .transform((list) => list.split(",").map((o) => o.trim()).filter(Boolean))
-    .pipe(z.array(CorsOriginSchema)),
-  /**
-   * OTLP/HTTP endpoint for traces (e.g. http://otel-collector.monitoring:4318/v1/traces); unset (the default): no
-   * traces, and no tracing code on the request path. Headers for the collector (credentials) come from the
-   * standard OTEL_EXPORTER_OTLP_HEADERS.
-   */
-  otlpTracesEndpoint: OtlpEndpointSchema.optional(),
-  /** Share of requests traced when the caller sent no sampling decision (a caller's traceparent is followed). */
-  traceSampleRatio: z.coerce.number().min(0).max(1).default(1),
-  /** How long browsers may cache a preflight's answer (Access-Control-Max-Age). */
-  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600),
+    .pipe(z.array(CorsOriginSchema))
+    .meta(
+      about(
+        "Browser origins allowed to call the API (CORS), comma-separated (`https://app.example.com`), or `*` for any. Empty: no CORS headers. Credentials are never allowed: keys are bearer tokens, not cookies.",
+      ),
+    ),
+  // Unset: no tracing code on the request path.
+  otlpTracesEndpoint: OtlpEndpointSchema.optional().meta(
+    about("OTLP/HTTP endpoint for traces (`http://otel-collector.monitoring:4318/v1/traces`); unset: no traces. Headers for the collector (credentials) come from `OTEL_EXPORTER_OTLP_HEADERS`."),
+  ),
+  traceSampleRatio: z.coerce.number().min(0).max(1).default(1).meta(about("Share of requests traced when the caller sent no sampling decision (a caller's `traceparent` is followed).")),
+  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("How long browsers may cache a preflight's answer (`Access-Control-Max-Age`), seconds.")),
   ...LimitsSchema,
 });
 
@@ -266,7 +295,7 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
 export type GatewaySettings = z.infer<typeof SettingsObject>;
 export type GatewaySettingsInput = z.input<typeof GatewaySettingsSchema>;
 
-/** Environment variable -> setting. One table, so the README and the code cannot drift apart. */
+/** Environment variable -> setting. One table, so docs/configuration.md (generated from it) and the code cannot drift apart. */
 export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   host: "GATEWAY_HOST",
   port: "PORT",

@@ -70,7 +70,7 @@ describe("docs/gateway-api.md", () => {
     const ids = [...new Set(aliases.flatMap((a) => a.models))];
     const models = ids.map((id) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } }));
     expect(parseCatalog({ models, aliases }).aliases).toEqual([
-      { id: "chat", models: ["llama-3-3-70b", "qwen3-8b"], listed: true },
+      { id: "chat", models: ["llama-3.3-70b-instruct", "qwen3-8b"], listed: true },
       { id: "chat-canary", models: ["qwen3-8b"], listed: false },
     ]);
   });

@@ -5,7 +5,9 @@ import { GATEWAY_API_DOC, generatedDoc } from "../../../scripts/gateway-docs";
 /** docs/gateway-api.md is the contract of the limits and errors: it must say what the code does. */
 describe("docs/gateway-api.md", () => {
   const doc = readFileSync(GATEWAY_API_DOC, "utf8");
-  const errorsSection = doc.slice(doc.indexOf("## Errors"), doc.indexOf("## Tests"));
+  const start = doc.indexOf("\n## Errors\n");
+  const next = doc.indexOf("\n## ", start + 1);
+  const errorsSection = doc.slice(start, next < 0 ? undefined : next);
 
   it("has the Limits table and memory bound generated from the code (run `npm run docs:gateway`)", () => {
     expect(doc).toBe(generatedDoc(doc));
