@@ -8,7 +8,7 @@ import { NAMESPACE as MONITORING_NAMESPACE } from "../infra/monitoring/constants
 import type { Cluster } from "../infra/platform/cluster";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
-import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, PART_OF } from "../infra/gateway";
+import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, NAMESPACE_NAME_LABEL, PART_OF } from "../infra/gateway";
 import { aliasProblems, withAliases } from "../infra/gateway/config";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
@@ -98,10 +98,15 @@ export interface GatewayDeployment {
   readonly redisUrl?: pulumi.Output<string>;
   /** The model servers' key: the serving part's output in this program, else `gateway:upstreamApiKey`. */
   readonly upstreamApiKey?: pulumi.Input<string>;
-  /** What the HTTPRoute waits for (the Gateway API CRDs). */
-  readonly routeCrds: pulumi.Resource[];
+  /** What the exposure waits for: the Gateway API CRDs and cert-manager's. */
+  readonly crds: { readonly gatewayApi: readonly pulumi.Resource[]; readonly certManager: readonly pulumi.Resource[] };
   /** The stack's key for secret digests on pod templates. */
   readonly digestKey: pulumi.Input<string>;
+}
+
+/** Labels of the gateway namespace. */
+export function gatewayNamespaceLabels(): Record<string, string> {
+  return { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" };
 }
 
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
@@ -111,7 +116,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const catalog = pulumi.output(supply.catalog).apply((c) => withAliases(c, cfg.aliases));
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
-    { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
+    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels() } },
     { ...RETAIN, provider: d.cluster.provider },
   );
   const gateway = new Gateway(
@@ -126,7 +131,10 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       upstreamApiKey: supply.upstreamApiKey,
       clusterDomain: d.cluster.domain,
       dns: d.cluster.dns,
-      routeDependsOn: d.routeCrds,
+      // As the API server stores them: it adds the name label to every namespace.
+      namespaceLabels: { ...gatewayNamespaceLabels(), [NAMESPACE_NAME_LABEL]: cfg.namespace },
+      gatewayApiReady: d.crds.gatewayApi,
+      certManagerReady: d.crds.certManager,
       fixedUserIds: d.cluster.fixedUserIds,
       digestKey: d.digestKey,
     },
