@@ -59,7 +59,7 @@ export const HttpRouteSchema = z.strictObject({
             .optional(),
           filters: z
             .array(
-              z.union([
+              z.discriminatedUnion("type", [
                 z.strictObject({
                   type: z.literal("URLRewrite"),
                   urlRewrite: z.strictObject({ path: z.strictObject({ type: z.literal("ReplacePrefixMatch"), replacePrefixMatch: z.string().startsWith("/") }) }),
@@ -164,7 +164,10 @@ export const CertificateSchema = z.strictObject({
       secretTemplate: z
         .strictObject({
           labels: z.record(z.string(), z.string()).optional(),
-          annotations: z.record(z.string().refine((k) => !k.startsWith("cert-manager.io/"), "cert-manager.io/* annotations are not allowed"), z.string()).optional(),
+          annotations: z
+            .record(z.string(), z.string())
+            .refine((a) => !Object.keys(a).some((k) => k.startsWith("cert-manager.io/")), "cert-manager.io/* annotations are not allowed")
+            .optional(),
         })
         .optional(),
       commonName: z.string().max(64).optional(),
