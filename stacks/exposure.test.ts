@@ -19,10 +19,10 @@ const T = {
 
 const ISSUER = { name: "letsencrypt", kind: "ClusterIssuer" };
 
-async function run(overrides: Record<string, string | undefined>, extra: Partial<MockRunOptions> = {}): Promise<ResourceRecord[]> {
-  const { resources } = await runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig(overrides), secretKeys: SECRET_KEYS, ...extra });
-  return resources;
+async function runWithOutputs(overrides: Record<string, string | undefined>, extra: Partial<MockRunOptions> = {}) {
+  return runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig(overrides), secretKeys: SECRET_KEYS, ...extra });
 }
+const run = async (overrides: Record<string, string | undefined>, extra: Partial<MockRunOptions> = {}): Promise<ResourceRecord[]> => (await runWithOutputs(overrides, extra)).resources;
 const exposure = (e: unknown) => ({ "gateway:exposure": JSON.stringify(e) });
 const failureOf = (p: Promise<unknown>) => p.then(() => undefined, (e: Error) => e);
 
@@ -132,6 +132,12 @@ describe("a Gateway of the platform's own, TLS from a provided Secret", () => {
     expect(declared(rs, T.certificate)).toEqual([]);
     expect(rs.some((r) => r.name.includes("certManager") || r.name.includes("tls.issuer"))).toBe(false);
     expectAllValid(rs);
+  });
+
+  test("the stack output gateway.externalUrl is the first host name's", async () => {
+    const { outputs } = await runWithOutputs(exposure({ ownGateway: { className: "istio" }, hostnames: ["llm.example.com", "api.example.org"], tls: { secretName: "llm-tls" } }));
+    expect(outputs.gateway?.externalUrl).toBe("https://llm.example.com/v1");
+    expect((await runWithOutputs({})).outputs.gateway).not.toHaveProperty("externalUrl");
   });
 
   test("httpsRedirect false: no port 80 listener and no redirect route", async () => {

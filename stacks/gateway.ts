@@ -10,6 +10,7 @@ import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
 import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, NAMESPACE_NAME_LABEL, PART_OF } from "../infra/gateway";
 import { aliasProblems, withAliases } from "../infra/gateway/config";
+import { externalUrl } from "../infra/gateway/exposure";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
 /** What the serving part (of this program or of another stack) hands the gateway. */
@@ -24,6 +25,8 @@ export interface GatewayOutputs {
   readonly namespace: pulumi.Output<string>;
   /** In-cluster base URL, e.g. http://gateway.ai-gateway.svc.cluster.local:80/v1 */
   readonly url: pulumi.Output<string>;
+  /** With `gateway:exposure`, the base URL clients outside the cluster use (its first host name), e.g. https://llm.example.com/v1 */
+  readonly externalUrl?: string;
   /** Key name → full API key. Secret: `pulumi stack output gateway --show-secrets`. */
   readonly apiKeys: pulumi.Output<Record<string, string>>;
   readonly catalogChecksum: pulumi.Output<string>;
@@ -140,5 +143,6 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
     },
     { providers: { kubernetes: d.cluster.provider }, dependsOn: [ns] },
   );
-  return { namespace: ns.metadata.name, url: gateway.url, apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
+  const external = cfg.exposure ? externalUrl(cfg.exposure) : undefined;
+  return { namespace: ns.metadata.name, url: gateway.url, ...(external ? { externalUrl: external } : {}), apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
 }
