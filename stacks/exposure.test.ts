@@ -218,7 +218,7 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
   test("a selector that does not match, a listener that is not there, and the redirect on an HTTPS listener each fail", async () => {
     const other = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "web" } } } } };
     expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toMatch(/admits routes from the namespaces its selector matches .* and namespace ai-gateway .* is not one of them/);
-    const message = await failing({ existingGateway: { ...ATTACH, httpsListener: "tls", httpListener: "https" } }, [HTTPS_ALL]);
+    const message = await failing({ existingGateway: { ...ATTACH, httpsListener: "tls", httpListener: "https" }, hostnames: ["llm.example.com"] }, [HTTPS_ALL]);
     expect(message).toContain('gateway:exposure [existingGateway.httpsListener]: Gateway gateways/public has no listener "tls" (its listeners: https)');
     expect(message).toContain('gateway:exposure [existingGateway.httpListener]: listener "https" (HTTPS 443) of Gateway gateways/public is not a plain-HTTP listener');
   });
@@ -331,6 +331,7 @@ describe("bad configuration fails the preview with a message naming the key", ()
     [{ existingGateway: { name: "public" }, tls: { secretName: "x" } }, "gateway:exposure [tls]: the Gateway's owner terminates TLS (certificateRefs on its HTTPS listener)"],
     [{ existingGateway: { name: "public" }, httpsRedirect: true }, "gateway:exposure [httpsRedirect]: with existingGateway, needs existingGateway.httpListener"],
     [{ existingGateway: { name: "public", httpsListener: "web", httpListener: "web" } }, "gateway:exposure [existingGateway.httpListener]: must differ from httpsListener"],
+    [{ existingGateway: { name: "public", httpsListener: "https", httpListener: "http" } }, "gateway:exposure [hostnames]: required with existingGateway.httpListener"],
     [{ ownGateway: { className: "gke-l7-global-external-managed" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: GKE's Gateway controller refuses every HTTPRoute that sets timeouts"],
     [{ ingress: { className: "traefik", controller: "other" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: has no portable form on an Ingress"],
     [{ ownGateway: { className: "eg" }, hostnames: ["LLM.example.com"], tls: { secretName: "x" } }, "gateway:exposure [hostnames.0]: must be a hostname such as api.example.com"],

@@ -118,6 +118,8 @@ export const exposureSchema = z
         if (e.httpsRedirect === true && !existing.httpListener) issue(["httpsRedirect"], "with existingGateway, needs existingGateway.httpListener (the plain-HTTP listener the redirect attaches to)");
         if (e.httpsRedirect === false && existing.httpListener) issue(["existingGateway", "httpListener"], "names the listener of the redirect, which httpsRedirect false turns off: remove one");
         if (existing.httpListener !== undefined && existing.httpListener === existing.httpsListener) issue(["existingGateway", "httpListener"], "must differ from httpsListener");
+        // On a shared listener, a redirect for every host would take other teams' plain-HTTP traffic too.
+        if (existing.httpListener !== undefined && !e.hostnames) issue(["hostnames"], "required with existingGateway.httpListener: the redirect answers only these hosts on the shared listener");
         return;
       }
       if (!e.hostnames) issue(["hostnames"], `required with ${modes[0]} (the names the certificate and the ${modes[0] === "ingress" ? "Ingress rules" : "listeners"} are for)`);
