@@ -75,7 +75,7 @@ describe("the program with requireChartArchives", () => {
   });
 
   test("the entry point checks (the Pulumi CLI runs stacks/index.ts)", async () => {
-    const failure = await run(config(["collector"]), () => import("./index")).then(
+    const failure = await run(config(["collector"]), async () => (await import("./index")).default()).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -108,13 +108,15 @@ describe("every `pulumi config set` in the book names a real key, with a value i
     if (c.flag === "--secret") expect(ref?.secretKeys).toContain(c.key);
     // A plain value given literally is parsed as the program would (JSON for structured keys) and must validate.
     if (c.flag === undefined && c.value !== undefined && !c.value.includes("$") && c.path === "") {
-      let decoded: unknown = c.value;
+      // The shell's single quotes around a JSON value are not part of it.
+      const unquoted = /^'.*'$/.test(c.value) ? c.value.slice(1, -1) : c.value;
+      let decoded: unknown = unquoted;
       try {
-        decoded = JSON.parse(c.value);
+        decoded = JSON.parse(unquoted);
       } catch {
         /* a plain string */
       }
-      const result = (field as z.ZodType).safeParse(typeof decoded === "number" || typeof decoded === "boolean" || typeof decoded === "object" ? decoded : c.value);
+      const result = (field as z.ZodType).safeParse(typeof decoded === "number" || typeof decoded === "boolean" || typeof decoded === "object" ? decoded : unquoted);
       expect([c.key, c.value, result.success]).toEqual([c.key, c.value, true]);
     }
   });

@@ -7,8 +7,6 @@ import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { ApiKeysFileSchema } from "../gateway/src/auth/api-keys";
 import type { CatalogInput } from "../gateway/src/config/catalog";
-import { z } from "zod";
-import { HttpRouteSchema } from "../infra/platform/crd-validate";
 import { gatewayConfig, SECRET_KEYS, TEST_CATALOG, TEST_KEYS, TEST_REDIS_URL } from "../infra/gateway/testing";
 import { isKubernetesObject, toManifest, validateKubernetesObject } from "../infra/platform/k8s-validate";
 import { isSecretValue, redactSecrets, type ResourceRecord, revealSecrets, runWithMocks } from "../infra/platform/mocks";
@@ -37,7 +35,7 @@ async function deployWithSupply(supply: ServingSupply): Promise<GatewayOutputs> 
   const { createDigestKey } = await import("../infra/platform/secret-digest");
   const { loadGatewayConfig, loadGatewaySecrets } = await import("../infra/gateway");
   const plan = planGateway(loadGatewayConfig(), supply);
-  return deployGateway({ cluster: createCluster(loadClusterConfig()), plan, redisUrl: loadGatewaySecrets().redisUrl, routeCrds: [], digestKey: createDigestKey() });
+  return deployGateway({ cluster: createCluster(loadClusterConfig()), plan, redisUrl: loadGatewaySecrets().redisUrl, crds: { gatewayApi: [], certManager: [] }, digestKey: createDigestKey() });
 }
 
 async function run(overrides: Record<string, string | undefined> = {}, serving?: () => ServingSupply): Promise<Run> {
@@ -67,16 +65,8 @@ const T = {
   hpa: "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
   svc: "kubernetes:core/v1:Service",
   np: "kubernetes:networking.k8s.io/v1:NetworkPolicy",
-  route: "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
   bytes: "random:index/randomBytes:RandomBytes",
 } as const;
-
-/** The shared HTTPRoute schema plus `hostnames` (Gateway API: up to 16 hostnames, optional leading wildcard). */
-const httpRouteSchema = HttpRouteSchema.extend({
-  spec: HttpRouteSchema.shape.spec.extend({
-    hostnames: z.array(z.string().max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)).max(16).optional(),
-  }),
-});
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- manifests are read field by field */
 const manifest = (rs: ResourceRecord[], type: string, name = "gateway") => toManifest(named(rs, type, name)) as any;
@@ -357,21 +347,8 @@ describe("options", () => {
     expect(manifest(r.rs, T.np).spec.egress[2]).toEqual({ to: [{ ipBlock: { cidr: "10.20.0.7/32" } }], ports: [{ protocol: "TCP", port: 6380 }] });
   });
 
-  test("HTTPRoute to the configured parent Gateway, valid against the Gateway API schema; API ingress from listed namespaces", async () => {
-    const r = await run({
-      "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways", sectionName: "https" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
-      "gateway:ingressNamespaces": JSON.stringify(["envoy-gateway-system", "apps"]),
-    });
-    const route = manifest(r.rs, T.route);
-    expect(() => httpRouteSchema.parse(route)).not.toThrow();
-    expect(route.spec).toEqual({
-      parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name: "public", namespace: "gateways", sectionName: "https" }],
-      hostnames: ["llm.example.com"],
-      rules: [{ matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ group: "", kind: "Service", name: "gateway", port: 80 }], timeouts: { request: "600s" } }],
-    });
-    expect(route.metadata.namespace).toBe("ai-gateway");
-    // Removing httpRoute from the config must really unexpose the API.
-    expect(named(r.rs, T.route, "gateway").retainOnDelete).toBe(false);
+  test("API ingress from the listed namespaces only", async () => {
+    const r = await run({ "gateway:ingressNamespaces": JSON.stringify(["envoy-gateway-system", "apps"]) });
     expect(manifest(r.rs, T.np).spec.ingress[0].from).toEqual([
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "envoy-gateway-system" } } },
       { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "apps" } } },

@@ -8,8 +8,9 @@ import { NAMESPACE as MONITORING_NAMESPACE } from "../infra/monitoring/constants
 import type { Cluster } from "../infra/platform/cluster";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
-import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, PART_OF } from "../infra/gateway";
+import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, NAMESPACE_NAME_LABEL, PART_OF } from "../infra/gateway";
 import { aliasProblems, withAliases } from "../infra/gateway/config";
+import { externalUrl } from "../infra/gateway/exposure";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
 /** What the serving part (of this program or of another stack) hands the gateway. */
@@ -24,6 +25,8 @@ export interface GatewayOutputs {
   readonly namespace: pulumi.Output<string>;
   /** In-cluster base URL, e.g. http://gateway.ai-gateway.svc.cluster.local:80/v1 */
   readonly url: pulumi.Output<string>;
+  /** With `gateway:exposure`, the base URL clients outside the cluster use (its first host name), e.g. https://llm.example.com/v1 */
+  readonly externalUrl?: string;
   /** Key name → full API key. Secret: `pulumi stack output gateway --show-secrets`. */
   readonly apiKeys: pulumi.Output<Record<string, string>>;
   readonly catalogChecksum: pulumi.Output<string>;
@@ -98,10 +101,15 @@ export interface GatewayDeployment {
   readonly redisUrl?: pulumi.Output<string>;
   /** The model servers' key: the serving part's output in this program, else `gateway:upstreamApiKey`. */
   readonly upstreamApiKey?: pulumi.Input<string>;
-  /** What the HTTPRoute waits for (the Gateway API CRDs). */
-  readonly routeCrds: pulumi.Resource[];
+  /** What the exposure waits for: the Gateway API CRDs and cert-manager's. */
+  readonly crds: { readonly gatewayApi: readonly pulumi.Resource[]; readonly certManager: readonly pulumi.Resource[] };
   /** The stack's key for secret digests on pod templates. */
   readonly digestKey: pulumi.Input<string>;
+}
+
+/** Labels of the gateway namespace. */
+export function gatewayNamespaceLabels(): Record<string, string> {
+  return { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" };
 }
 
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
@@ -111,7 +119,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const catalog = pulumi.output(supply.catalog).apply((c) => withAliases(c, cfg.aliases));
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
-    { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
+    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels() } },
     { ...RETAIN, provider: d.cluster.provider },
   );
   const gateway = new Gateway(
@@ -126,11 +134,15 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       upstreamApiKey: supply.upstreamApiKey,
       clusterDomain: d.cluster.domain,
       dns: d.cluster.dns,
-      routeDependsOn: d.routeCrds,
+      // As the API server stores them: it adds the name label to every namespace.
+      namespaceLabels: { ...gatewayNamespaceLabels(), [NAMESPACE_NAME_LABEL]: cfg.namespace },
+      gatewayApiReady: d.crds.gatewayApi,
+      certManagerReady: d.crds.certManager,
       fixedUserIds: d.cluster.fixedUserIds,
       digestKey: d.digestKey,
     },
     { providers: { kubernetes: d.cluster.provider }, dependsOn: [ns] },
   );
-  return { namespace: ns.metadata.name, url: gateway.url, apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
+  const external = cfg.exposure ? externalUrl(cfg.exposure) : undefined;
+  return { namespace: ns.metadata.name, url: gateway.url, ...(external ? { externalUrl: external } : {}), apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
 }

@@ -9,7 +9,7 @@ import { missingChartArchives } from "../infra/platform/charts";
 import { createCluster } from "../infra/platform/cluster";
 import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSecrets, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/config";
-import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, REQUIRED_CRDS } from "../infra/platform/crds";
+import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, GATEWAY_CRD, REQUIRED_CRDS } from "../infra/platform/crds";
 import { createDigestKey } from "../infra/platform/secret-digest";
 import { CONFIG_NAMESPACE as SERVING, loadServingConfig, loadServingSecrets, QUALIFIED_SECRET_KEYS as SERVING_SECRETS } from "../infra/serving";
 import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
@@ -101,13 +101,17 @@ export function crdRequests(cluster: ClusterConfig, serving?: ServingPlan, gatew
       names: needs.inferencePool,
     };
   }
-  if (needs.gatewayApi || gateway?.httpRoute) {
+  const exposure = gateway?.exposure;
+  // An own Gateway is declared, an existing one read: either way the Gateway kind must exist beside HTTPRoute.
+  const gatewayKind = exposure?.ownGateway !== undefined || exposure?.existingGateway !== undefined;
+  if (needs.gatewayApi || gatewayKind) {
     args.gatewayApi = {
       mode: cluster.crds.gatewayApi,
       source: cluster.crdSources.gatewayApi ?? defaultCrdSource("gatewayApi", cluster.gatewayApiVersion),
-      names: REQUIRED_CRDS.gatewayApi,
+      names: [...REQUIRED_CRDS.gatewayApi, ...(gatewayKind ? [GATEWAY_CRD] : [])],
     };
   }
+  if (exposure?.tls?.issuer) args.certManager = { mode: cluster.crds.certManager, names: REQUIRED_CRDS.certManager };
   return args;
 }
 
@@ -131,7 +135,7 @@ export function program(options: ProgramOptions = {}): ProgramOutputs {
         plan: plan.gateway,
         redisUrl: gatewaySecrets?.redisUrl,
         upstreamApiKey: serving?.upstreamApiKey ?? gatewaySecrets?.upstreamApiKey,
-        routeCrds: gatewayApi,
+        crds: { gatewayApi, certManager: crds.ready.certManager ?? [] },
         digestKey,
       })
     : undefined;

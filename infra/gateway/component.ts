@@ -1,6 +1,6 @@
 // The gateway component: catalog ConfigMap, API keys (random → hash → Secret), the rate-limit store (a deployed
 // Valkey, or an external Redis's URL in a Secret), Deployment, PodDisruptionBudget, HorizontalPodAutoscaler, Service,
-// NetworkPolicy and, when configured, an HTTPRoute.
+// NetworkPolicy and, when `gateway:exposure` is set, what exposes it outside the cluster (exposure-resources.ts).
 //
 // Nothing here is retained (docs/lifecycle.md): removing the gateway from the stack must stop the API; an orphaned
 // gateway would keep serving keys the stack can no longer revoke. Its namespace is created (and retained) by the root.
@@ -15,7 +15,8 @@ import type { ApiKeySpec, GatewayConfig } from "./config";
 import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, RESPONSE_ID_SECRET_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
-import { buildHttpRouteSpec, buildNetworkPolicySpec, upstreamPeers } from "./network";
+import { declareExposure } from "./exposure-resources";
+import { buildNetworkPolicySpec, upstreamPeers } from "./network";
 import {
   buildRedisDeploymentSpec,
   buildRedisNetworkPolicySpec,
@@ -45,8 +46,11 @@ export interface GatewayArgs {
   /** The cluster's DNS domain and DNS servers. */
   readonly clusterDomain: string;
   readonly dns: DnsSettings;
-  /** What the HTTPRoute waits for: the Gateway API CRDs (installed or proved present). */
-  readonly routeDependsOn?: pulumi.Input<pulumi.Resource>[];
+  /** The gateway namespace's labels as the cluster holds them (an existing Gateway's `allowedRoutes` may select them). */
+  readonly namespaceLabels: Readonly<Record<string, string>>;
+  /** What the exposure waits for: the Gateway API CRDs and cert-manager's (installed or proved present). */
+  readonly gatewayApiReady?: readonly pulumi.Resource[];
+  readonly certManagerReady?: readonly pulumi.Resource[];
   /** Set the images' user ids (false where the cluster assigns them). */
   readonly fixedUserIds: boolean;
   /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
@@ -134,6 +138,7 @@ export class Gateway extends pulumi.ComponentResource {
             upstreams: upstreamPeers(catalogInput as CatalogInput),
             extraEgress: cfg.extraEgress,
             ingressNamespaces: cfg.ingressNamespaces,
+            exposureFrom: cfg.exposure?.from,
             monitoringNamespace: args.monitoringNamespace,
             dns: args.dns,
             redis: cfg.redis,
@@ -144,12 +149,18 @@ export class Gateway extends pulumi.ComponentResource {
       child,
     );
 
-    if (cfg.httpRoute) {
-      new k8s.apiextensions.CustomResource(
-        APP_NAME,
-        { apiVersion: "gateway.networking.k8s.io/v1", kind: "HTTPRoute", metadata: meta(APP_NAME), spec: buildHttpRouteSpec(cfg.httpRoute) },
-        { ...child, dependsOn: [this.service, ...(args.routeDependsOn ?? [])] },
-      );
+    if (cfg.exposure) {
+      declareExposure(this, {
+        exposure: cfg.exposure,
+        namespace: args.namespace,
+        namespaceName: cfg.namespace,
+        namespaceLabels: args.namespaceLabels,
+        labels,
+        gatewayEnv: cfg.env,
+        service: this.service,
+        gatewayApiReady: args.gatewayApiReady ?? [],
+        certManagerReady: args.certManagerReady ?? [],
+      });
     }
 
     this.url = pulumi.output(args.namespace).apply((ns) => `http://${APP_NAME}.${ns}.svc.${args.clusterDomain}:${PORTS.service}/v1`);

@@ -32,7 +32,7 @@ describe("gateway config", () => {
     expect(c.apiKeys).toEqual(TEST_KEYS);
     // team-a has limits and up to 6 replicas may serve it: the default (auto) deploys the shared store.
     expect(c.redis).toEqual({ mode: "deployed", image: "docker.io/valkey/valkey:8.1-alpine" });
-    expect(c.httpRoute).toBeUndefined();
+    expect(c.exposure).toBeUndefined();
   });
 
   test("every optional key is read", () => {
@@ -51,7 +51,7 @@ describe("gateway config", () => {
       "gateway:redisUrl": "redis://redis.redis.svc:6379",
       "gateway:redisEgress": JSON.stringify({ namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } }),
       "gateway:ingressNamespaces": JSON.stringify(["apps", "envoy-gateway-system"]),
-      "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" }),
+      "gateway:exposure": JSON.stringify({ existingGateway: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s", from: { namespace: "envoy-gateway-system" } }),
       "gateway:corsOrigins": JSON.stringify(["https://chat.example.com"]),
       "gateway:aliases": JSON.stringify([{ id: "chat", models: ["qwen3-8b"] }]),
     });
@@ -71,7 +71,7 @@ describe("gateway config", () => {
       imagePullSecrets: ["regcred"],
       redis: { mode: "external", egress: { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" }, port: 6379 } },
       ingressNamespaces: ["apps", "envoy-gateway-system"],
-      httpRoute: { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s" },
+      exposure: { existingGateway: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "600s", from: { namespace: "envoy-gateway-system" } },
     });
   });
 
@@ -126,7 +126,7 @@ describe("gateway config", () => {
         "gateway:apiKeys": JSON.stringify([{ name: "Team A" }, { name: "b", rpm: -1 }, { name: "b", colour: "red" }]),
         "gateway:env": JSON.stringify({ PORT: "1", GATEWAY_BODY_LIMIT_BYTES: "100" }),
         "gateway:catalog": JSON.stringify({ models: [{ id: "x", category: "chat", upstream: { mode: "endpoints", endpoints: [] } }] }),
-        "gateway:httpRoute": JSON.stringify({ parentRef: {} }),
+        "gateway:exposure": JSON.stringify({ existingGateway: {} }),
       }, null),
     );
     expect(lines).toEqual(
@@ -141,7 +141,7 @@ describe("gateway config", () => {
         "gateway:env [PORT]: unknown key",
         expect.stringMatching(/^gateway:catalog \[models\.0\.category\]: /),
         expect.stringMatching(/^gateway:catalog \[models\.0\.upstream\.endpoints\]: /),
-        "gateway:httpRoute [parentRef.name]: required",
+        "gateway:exposure [existingGateway.name]: required",
         "platform:labelDomain: required (shared label domain of platform pods)",
       ]),
     );

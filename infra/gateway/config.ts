@@ -8,7 +8,8 @@ import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gatewa
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
-import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
+import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
+import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
 export const CONFIG_NAMESPACE = "gateway";
@@ -21,7 +22,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /**
  * Variables the component sets itself, with where each value comes from (docs/configuration.md shows it beside each
@@ -56,7 +57,6 @@ const image = z
   .refine((ref) => /@sha256:/.test(ref) || (/:[\w][\w.-]{0,127}$/.test(ref.slice(ref.lastIndexOf("/") + 1)) && !/:latest$/.test(ref)), "must be pinned: a tag other than latest, or a digest");
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
 const positiveInt = z.number().int().positive();
-const hostname = z.string().regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a hostname such as api.example.com");
 
 /** One declared API key: the key file entry without its hash, plus `rotation` (bump it to issue a new secret). */
 export const apiKeySpecSchema = z.strictObject({
@@ -173,17 +173,17 @@ export const gatewaySchema = z
       .array(dnsLabel)
       .min(1, "must list at least one namespace (omit the key to allow all)")
       .optional()
-      .meta(doc("Namespaces allowed to call the API port; absent: every namespace of the cluster.", ["envoy-gateway-system", "apps"])),
-    httpRoute: z
-      .strictObject({
-        parentRef: z
-          .strictObject({ name: dnsSubdomain, namespace: dnsLabel.optional(), sectionName: dnsSubdomain.optional() })
-          .meta(doc("The Gateway: `name`, optional `namespace` and `sectionName` (listener).", { name: "public", namespace: "gateways", sectionName: "https" })),
-        hostnames: z.array(hostname).optional().meta(doc("Host names the route answers for.", ["llm.example.com"])),
-        requestTimeout: duration.optional().meta(doc("Gateway API `timeouts.request` for the whole request; long enough for the longest generation.", "3600s")),
-      })
+      .meta(doc("Namespaces allowed to call the API port; absent: every namespace of the cluster. The proxy of `exposure` is admitted through `exposure.from`.", ["apps"])),
+    exposure: exposureSchema
       .optional()
-      .meta(doc("Expose the API through a Gateway API Gateway (owned by another stack). Set `requestTimeout` generously: many implementations default to 15 s.", { parentRef: { name: "public", namespace: "gateways" }, hostnames: ["llm.example.com"], requestTimeout: "3600s" })),
+      .meta(
+        doc(
+          "Expose the API outside the cluster with TLS (docs/exposure.md): on a Gateway another stack owns (`existingGateway`), on a Gateway of its own (`ownGateway`), or through an Ingress (`ingress`); the certificate from a Secret or a cert-manager issuer (`tls`); plain HTTP redirected to HTTPS.",
+          { ownGateway: { className: "eg" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } }, requestTimeout: "0s", from: { namespace: "envoy-gateway-system" } },
+          { existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, hostnames: ["llm.example.com"] },
+          { ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "llm-example-com-tls" }, from: { namespace: "ingress-nginx" } },
+        ),
+      ),
   })
   .superRefine(
     (value, ctx) => {
@@ -223,6 +223,15 @@ export const gatewaySchema = z
         // The value may carry a password: the message never repeats it.
         ctx.addIssue({ code: "custom", path: ["redisUrl"], message: "must be a redis:// or rediss:// URL" });
       }
+      const exposure = v.exposure as Partial<ExposureSettings> | undefined;
+      if (exposure && Array.isArray(v.ingressNamespaces) && exposure.from === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          path: ["exposure", "from"],
+          message:
+            "required with gateway:ingressNamespaces: where the pods of the Gateway or Ingress controller that forward the traffic run (e.g. {namespace: envoy-gateway-system}), which the gateway's NetworkPolicy must admit (docs/exposure.md)",
+        });
+      }
       if (typeof v.namespace === "string" && v.namespace === v.servingNamespace) {
         ctx.addIssue({ code: "custom", path: ["namespace"], message: "must differ from servingNamespace (the gateway gets a namespace of its own)" });
       }
@@ -249,7 +258,6 @@ export type ExtraEgress = NonNullable<GatewaySchema["extraEgress"]>;
 
 /** Shared limit state: none, an external Redis (URL a secret), or one the stack deploys. */
 export type RedisSetting = { readonly mode: "external"; readonly egress: RedisEgress } | { readonly mode: "deployed"; readonly image: string } | undefined;
-export type HttpRouteSettings = NonNullable<GatewaySchema["httpRoute"]>;
 
 /** The validated configuration. The Redis URL is not in here: see `loadGatewaySecrets`. */
 export interface GatewayConfig {
@@ -283,7 +291,8 @@ export interface GatewayConfig {
   readonly hasUpstreamApiKey: boolean;
   readonly extraEgress: ExtraEgress;
   readonly ingressNamespaces?: readonly string[];
-  readonly httpRoute?: HttpRouteSettings;
+  /** `gateway:exposure`: the API outside the cluster, with TLS. */
+  readonly exposure?: ExposureSettings;
 }
 
 /** `gateway:catalog [models.0.upstream]: …` lines for a catalog that the gateway process would refuse. */
@@ -316,8 +325,11 @@ export function aliasProblems(catalog: CatalogInput, aliases: readonly CatalogAl
 export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): GatewayConfig {
   const input: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
+  // The key before gateway:exposure: refused with its exact replacement, and kept out of the schema (and the reference).
+  const migration = "httpRoute" in input ? httpRouteMigration(input.httpRoute) : undefined;
+  delete input.httpRoute;
   const parsed = gatewaySchema.safeParse(input);
-  const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
+  const problems = [...(migration ? [migration] : []), ...(parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues))];
   if (input.catalog !== undefined) problems.push(...catalogProblems(input.catalog));
   problems.push(...checkLabelDomain(labelDomain));
   if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, [...new Set(problems)]);
@@ -350,7 +362,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     hasUpstreamApiKey: c.upstreamApiKey !== undefined,
     extraEgress: c.extraEgress ?? [],
     ingressNamespaces: c.ingressNamespaces,
-    httpRoute: c.httpRoute,
+    exposure: c.exposure,
   };
 }
 

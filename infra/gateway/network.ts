@@ -1,10 +1,11 @@
-// Pure builders of what reaches the gateway and what it reaches: NetworkPolicy and the optional HTTPRoute.
+// Pure builders of what reaches the gateway and what it reaches: its NetworkPolicy.
 import { isIP } from "net";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
 import type { DnsSettings } from "../platform/cluster-config";
 import { dnsEgressRules } from "../platform/cluster";
-import type { ExtraEgress, HttpRouteSettings, RedisEgress, RedisSetting, TracesSetting } from "./config";
-import { APP_NAME, NAMESPACE_NAME_LABEL, PORTS } from "./constants";
+import type { ExtraEgress, RedisEgress, RedisSetting, TracesSetting } from "./config";
+import type { ExposureFrom } from "./exposure-config";
+import { NAMESPACE_NAME_LABEL, PORTS } from "./constants";
 import { selectorLabels } from "./labels";
 import { REDIS_PORT, redisSelectorLabels } from "./redis-builders";
 
@@ -70,6 +71,8 @@ export interface NetworkPolicyArgs {
   readonly extraEgress: ExtraEgress;
   /** Namespaces allowed on the API port; undefined = every namespace of the cluster. */
   readonly ingressNamespaces?: readonly string[];
+  /** Where the proxy of `gateway:exposure` forwards from (`gateway:exposure.from`), also allowed on the API port. */
+  readonly exposureFrom?: ExposureFrom;
   /** The namespace of the metrics server: the only one that may scrape the metrics port. */
   readonly monitoringNamespace: string;
   readonly dns: DnsSettings;
@@ -102,7 +105,7 @@ function redisEgress(redis: RedisSetting): Record<string, unknown>[] {
 export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
   const problem = egressProblem(args.upstreams, args.extraEgress);
   if (problem) throw new Error(problem);
-  const apiFrom = args.ingressNamespaces ? args.ingressNamespaces.map(inNamespace) : [{ namespaceSelector: {} }];
+  const apiFrom = [...(args.ingressNamespaces ? args.ingressNamespaces.map(inNamespace) : [{ namespaceSelector: {} }]), ...proxyPeers(args.exposureFrom, args.ingressNamespaces)];
   const egress: Record<string, unknown>[] = [
     { to: [...new Set([args.servingNamespace, ...args.upstreams.namespaces])].map(inNamespace) },
     ...args.upstreams.addresses.map((a) => ({ to: [{ ipBlock: { cidr: a.cidr } }], ports: [tcp(a.port)] })),
@@ -122,18 +125,13 @@ export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
   };
 }
 
-/** HTTPRoute spec: everything under `/` to the Service's API port, attached to the configured parent Gateway. */
-export function buildHttpRouteSpec(route: HttpRouteSettings) {
-  const { name, namespace, sectionName } = route.parentRef;
-  return {
-    parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", name, ...(namespace ? { namespace } : {}), ...(sectionName ? { sectionName } : {}) }],
-    ...(route.hostnames ? { hostnames: [...route.hostnames] } : {}),
-    rules: [
-      {
-        matches: [{ path: { type: "PathPrefix", value: "/" } }],
-        backendRefs: [{ group: "", kind: "Service", name: APP_NAME, port: PORTS.service }],
-        ...(route.requestTimeout ? { timeouts: { request: route.requestTimeout } } : {}),
-      },
-    ],
-  };
+/**
+ * The exposure proxy's peers on the API port. Without `gateway:ingressNamespaces` every pod of the cluster is allowed
+ * already, so only addresses outside it (a cloud load balancer connecting to pods directly) add anything.
+ */
+function proxyPeers(from: ExposureFrom | undefined, ingressNamespaces: readonly string[] | undefined): Record<string, unknown>[] {
+  if (!from) return [];
+  if ("cidrs" in from) return from.cidrs.map((c) => ({ ipBlock: { cidr: c } }));
+  if (!ingressNamespaces || (ingressNamespaces.includes(from.namespace) && !from.podLabels)) return [];
+  return [{ ...inNamespace(from.namespace), ...(from.podLabels ? { podSelector: { matchLabels: { ...from.podLabels } } } : {}) }];
 }

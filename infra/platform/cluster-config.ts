@@ -100,10 +100,14 @@ export const clusterSchema = z
     crds: z
       .strictObject({
         inferencePool: z.enum(CRD_MODES).default("install").meta(doc("InferencePool CRDs: `install` (this stack applies the GAIE release matching the pinned chart and keeps them on destroy) or `assume` (read at preview; a missing one fails it).", "assume")),
-        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:httpRoute`); usually owned by the cluster's gateway controller.", "install")),
+        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:exposure` with a Gateway); usually owned by the cluster's gateway controller.", "install")),
+        certManager: z
+          .literal("assume", { error: "must be assume: cert-manager is a cluster prerequisite the stack does not install (docs/exposure.md#cert-manager)" })
+          .default("assume")
+          .meta(doc("cert-manager, needed when `gateway:exposure.tls.issuer` is set: its CRDs are read at preview and a missing one fails it. The stack never installs cert-manager: install it once per cluster (docs/exposure.md#cert-manager).", "assume")),
       })
       .prefault({})
-      .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume" })),
+      .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume", certManager: "assume" })),
     crdSources: z
       .strictObject({
         inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
@@ -149,7 +153,7 @@ export interface ClusterConfig {
   readonly fixedUserIds: boolean;
   readonly domain: string;
   readonly dns: DnsSettings;
-  readonly crds: Readonly<Record<"inferencePool" | "gatewayApi", CrdMode>>;
+  readonly crds: Readonly<Record<"inferencePool" | "gatewayApi", CrdMode>> & { readonly certManager: "assume" };
   readonly crdSources: { readonly inferencePool?: string; readonly gatewayApi?: string };
   readonly gatewayApiVersion: string;
   readonly forceConflicts: boolean;

@@ -6,7 +6,7 @@ import { REPO_ROOT } from "./charts";
 import { assumedCrdName, defaultCrdSource } from "./crds";
 
 describe("cluster configuration", () => {
-  test("defaults: cluster.local, kube-dns, InferencePool CRDs installed, Gateway API CRDs assumed, conflicts forced", () => {
+  test("defaults: cluster.local, kube-dns, InferencePool CRDs installed, Gateway API and cert-manager CRDs assumed, conflicts forced", () => {
     const c = parseClusterConfig({ context: "kind-dev" });
     expect(c).toEqual({
       context: "kind-dev",
@@ -16,7 +16,7 @@ describe("cluster configuration", () => {
       fixedUserIds: true,
       domain: "cluster.local",
       dns: { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] },
-      crds: { inferencePool: "install", gatewayApi: "assume" },
+      crds: { inferencePool: "install", gatewayApi: "assume", certManager: "assume" },
       crdSources: { inferencePool: undefined, gatewayApi: undefined },
       gatewayApiVersion: "v1.3.0",
       forceConflicts: true,

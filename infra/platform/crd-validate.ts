@@ -1,11 +1,21 @@
 // Schema check of custom resources (CRDs) the platform declares directly. kubernetes-models only knows the
 // built-in API, so each CRD kind we create gets a zod schema of the fields we set (strict where we own the
-// shape), and `validateAnyObject` picks the right check for any object.
+// shape), and `validateAnyObject` picks the right check for any object. The field names, patterns, limits and the
+// CEL rules (x-kubernetes-validations) follow the CRDs: Gateway API v1.3.0 standard channel
+// (config/crd/standard/gateway.networking.k8s.io_{httproutes,gateways}.yaml), cert-manager v1.21 (deploy/crds/
+// cert-manager.io_certificates.yaml, plus the checks of its admission webhook, internal/apis/certmanager/validation).
 import { z } from "zod";
 import { modelFor, validateKubernetesObject } from "./k8s-validate";
 import { dnsLabel, gatewayDuration as duration, port } from "./schema-rules";
 
 const objectName = z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, "must be a DNS subdomain");
+/** Gateway API `Hostname` (and `PreciseHostname` without the wildcard). */
+const gatewayHostname = z.string().min(1).max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+const preciseHostname = z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+/** Gateway API `SectionName`. */
+const sectionName = z.string().min(1).max(253).regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+const groupName = z.string().max(253).regex(/^$|^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/);
+const kindName = z.string().min(1).max(63).regex(/^[a-zA-Z]([-a-zA-Z0-9]*[a-zA-Z0-9])?$/);
 const objectMeta = z.object({
   name: objectName,
   namespace: dnsLabel.optional(),
@@ -31,7 +41,14 @@ export const HttpRouteSchema = z.strictObject({
         }),
       )
       .min(1)
-      .max(32),
+      .max(32)
+      .refine((refs) => {
+        // The CRD's rules on several references to one parent: each names its section, and no two the same.
+        const key = (r: { group?: string; kind?: string; name: string; namespace?: string }) => `${r.group ?? ""}/${r.kind ?? ""}/${r.namespace ?? ""}/${r.name}`;
+        const byParent = new Map<string, (string | undefined)[]>();
+        for (const r of refs) byParent.set(key(r), [...(byParent.get(key(r)) ?? []), r.sectionName]);
+        return [...byParent.values()].every((sections) => sections.length === 1 || (sections.every((x) => x) && new Set(sections).size === sections.length));
+      }, "sectionName must be specified, and unique, when parentRefs includes 2 or more references to the same parent"),
     hostnames: z.array(z.string().min(1).max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/)).max(16).optional(),
     rules: z
       .array(
@@ -42,11 +59,26 @@ export const HttpRouteSchema = z.strictObject({
             .optional(),
           filters: z
             .array(
-              z.strictObject({
-                type: z.literal("URLRewrite"),
-                urlRewrite: z.strictObject({ path: z.strictObject({ type: z.literal("ReplacePrefixMatch"), replacePrefixMatch: z.string().startsWith("/") }) }),
-              }),
+              z.discriminatedUnion("type", [
+                z.strictObject({
+                  type: z.literal("URLRewrite"),
+                  urlRewrite: z.strictObject({ path: z.strictObject({ type: z.literal("ReplacePrefixMatch"), replacePrefixMatch: z.string().startsWith("/") }) }),
+                }),
+                z.strictObject({
+                  type: z.literal("RequestRedirect"),
+                  requestRedirect: z.strictObject({
+                    scheme: z.enum(["http", "https"]).optional(),
+                    hostname: preciseHostname.optional(),
+                    port: port.optional(),
+                    statusCode: z.union([z.literal(301), z.literal(302)]).optional(),
+                  }),
+                }),
+              ]),
             )
+            .max(16)
+            .refine((fs) => fs.filter((f) => f.type === "RequestRedirect").length <= 1, "RequestRedirect filter cannot be repeated")
+            .refine((fs) => fs.filter((f) => f.type === "URLRewrite").length <= 1, "URLRewrite filter cannot be repeated")
+            .refine((fs) => !(fs.some((f) => f.type === "RequestRedirect") && fs.some((f) => f.type === "URLRewrite")), "May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both")
             .optional(),
           // A Service (core group, port required) or an InferencePool of the Gateway API Inference Extension.
           backendRefs: z
@@ -62,18 +94,102 @@ export const HttpRouteSchema = z.strictObject({
                 }),
               ]),
             )
-            .max(16),
+            .max(16)
+            .optional(),
           timeouts: z.strictObject({ request: duration.optional(), backendRequest: duration.optional() }).optional(),
-        }),
+        })
+        .refine((r) => !((r.backendRefs?.length ?? 0) > 0 && (r.filters ?? []).some((f) => f.type === "RequestRedirect")), "RequestRedirect filter must not be used together with backendRefs"),
       )
       .min(1)
       .max(16),
   }),
 });
 
+const listenerSchema = z.strictObject({
+  name: sectionName,
+  hostname: gatewayHostname.optional(),
+  port,
+  protocol: z.string().min(1).max(255).regex(/^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9]+$/),
+  tls: z
+    .strictObject({
+      mode: z.enum(["Terminate", "Passthrough"]).optional(),
+      certificateRefs: z
+        .array(z.strictObject({ group: groupName.optional(), kind: kindName.optional(), name: z.string().min(1).max(253), namespace: dnsLabel.optional() }))
+        .max(64)
+        .optional(),
+      options: z.record(z.string(), z.string().max(4096)).optional(),
+    })
+    .refine((t) => (t.mode ?? "Terminate") !== "Terminate" || (t.certificateRefs?.length ?? 0) > 0 || Object.keys(t.options ?? {}).length > 0, "certificateRefs or options must be specified when mode is Terminate")
+    .optional(),
+  allowedRoutes: z
+    .strictObject({
+      namespaces: z
+        .strictObject({
+          from: z.enum(["All", "Selector", "Same"]).optional(),
+          selector: z.strictObject({ matchLabels: z.record(z.string(), z.string()).optional(), matchExpressions: z.array(z.unknown()).optional() }).optional(),
+        })
+        .optional(),
+      kinds: z.array(z.strictObject({ group: groupName.optional(), kind: kindName })).max(8).optional(),
+    })
+    .optional(),
+});
+
+/** gateway.networking.k8s.io/v1 Gateway: the fields the platform sets, with the listener rules of the CRD. */
+export const GatewaySchema = z.strictObject({
+  apiVersion: z.literal("gateway.networking.k8s.io/v1"),
+  kind: z.literal("Gateway"),
+  metadata: objectMeta,
+  spec: z.strictObject({
+    gatewayClassName: z.string().min(1).max(253),
+    listeners: z
+      .array(listenerSchema)
+      .min(1)
+      .max(64)
+      .refine((ls) => ls.every((l) => !["HTTP", "TCP", "UDP"].includes(l.protocol) || l.tls === undefined), "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']")
+      .refine((ls) => ls.every((l) => l.protocol !== "HTTPS" || l.tls === undefined || (l.tls.mode ?? "Terminate") === "Terminate"), "tls mode must be Terminate for protocol HTTPS")
+      .refine((ls) => ls.every((l) => !["TCP", "UDP"].includes(l.protocol) || !l.hostname), "hostname must not be specified for protocols ['TCP', 'UDP']")
+      .refine((ls) => new Set(ls.map((l) => l.name)).size === ls.length, "Listener name must be unique within the Gateway")
+      .refine((ls) => new Set(ls.map((l) => `${l.port}/${l.protocol}/${l.hostname ?? ""}`)).size === ls.length, "Combination of port, protocol and hostname must be unique for each listener"),
+  }),
+});
+
+/** cert-manager.io/v1 Certificate: the fields the platform sets, with what the CRD and cert-manager's webhook refuse. */
+export const CertificateSchema = z.strictObject({
+  apiVersion: z.literal("cert-manager.io/v1"),
+  kind: z.literal("Certificate"),
+  metadata: objectMeta,
+  spec: z
+    .strictObject({
+      secretName: objectName,
+      secretTemplate: z
+        .strictObject({
+          labels: z.record(z.string(), z.string()).optional(),
+          annotations: z
+            .record(z.string(), z.string())
+            .refine((a) => !Object.keys(a).some((k) => k.startsWith("cert-manager.io/")), "cert-manager.io/* annotations are not allowed")
+            .optional(),
+        })
+        .optional(),
+      commonName: z.string().max(64).optional(),
+      dnsNames: z.array(z.string().min(1)).optional(),
+      issuerRef: z.strictObject({ name: z.string().min(1), kind: z.enum(["Issuer", "ClusterIssuer"]).optional(), group: z.literal("cert-manager.io").optional() }),
+      privateKey: z
+        .strictObject({
+          algorithm: z.enum(["RSA", "ECDSA", "Ed25519"]).optional(),
+          encoding: z.enum(["PKCS1", "PKCS8"]).optional(),
+          rotationPolicy: z.enum(["Never", "Always"]).optional(),
+          size: z.number().int().optional(),
+        })
+        .optional(),
+    })
+    .refine((s) => s.commonName !== undefined || (s.dnsNames?.length ?? 0) > 0, "at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set"),
+});
+
 /** CRD kinds with a schema here, by `apiVersion/kind`. */
 export const CRD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "gateway.networking.k8s.io/v1/HTTPRoute": HttpRouteSchema,
+  "gateway.networking.k8s.io/v1/Gateway": GatewaySchema,
+  "cert-manager.io/v1/Certificate": CertificateSchema,
 };
 
 /** Validates a custom resource against its schema; throws naming the object and the offending fields. */

@@ -1,6 +1,7 @@
 // The CustomResourceDefinitions the platform's objects need, as part of the program: the InferencePool CRDs (from
-// the Gateway API Inference Extension release that matches the pinned inferencepool chart) and, when HTTPRoutes
-// are declared, the Gateway API CRDs. Per set, `cluster:crds` says who owns them:
+// the Gateway API Inference Extension release that matches the pinned inferencepool chart), when routes or Gateways
+// are declared the Gateway API CRDs, and when a Certificate is, cert-manager's. Per set, `cluster:crds` says who owns
+// them (cert-manager's are always assumed: the stack never installs cert-manager itself, docs/development.md):
 //   install  the stack applies the release manifest and keeps the CRDs on destroy (deleting a CRD deletes every
 //            object of its kind, in every namespace);
 //   assume   the cluster already has them (e.g. its gateway controller installed them): each CRD is read at
@@ -11,17 +12,21 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CrdMode } from "./cluster-config";
 import { retainRenderedOptions } from "./retain";
 
-export const CRD_SETS = ["inferencePool", "gatewayApi"] as const;
+export const CRD_SETS = ["inferencePool", "gatewayApi", "certManager"] as const;
 export type CrdSet = (typeof CRD_SETS)[number];
 
 /** The CRD each set must provide for what the platform declares. */
 export const REQUIRED_CRDS: Readonly<Record<CrdSet, readonly string[]>> = {
   inferencePool: ["inferencepools.inference.networking.k8s.io"],
   gatewayApi: ["httproutes.gateway.networking.k8s.io"],
+  certManager: ["certificates.cert-manager.io"],
 };
 
-/** The release manifest of a set (CRDs only: GAIE builds it with `kustomize build config/crd`). */
-export function defaultCrdSource(set: CrdSet, version: string): string {
+/** The Gateway CRD, needed beside HTTPRoutes when the platform declares or reads a Gateway. */
+export const GATEWAY_CRD = "gateways.gateway.networking.k8s.io";
+
+/** The release manifest of a set the stack may install (CRDs only: GAIE builds it with `kustomize build config/crd`). */
+export function defaultCrdSource(set: Exclude<CrdSet, "certManager">, version: string): string {
   return set === "inferencePool"
     ? `https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/${version}/manifests.yaml`
     : `https://github.com/kubernetes-sigs/gateway-api/releases/download/${version}/standard-install.yaml`;
@@ -29,8 +34,8 @@ export function defaultCrdSource(set: CrdSet, version: string): string {
 
 export interface CrdSetRequest {
   readonly mode: CrdMode;
-  /** Manifest URL or file (install mode). */
-  readonly source: string;
+  /** Manifest URL or file (install mode only). */
+  readonly source?: string;
   /** CRD names that must exist (assume mode reads each). */
   readonly names: readonly string[];
 }
@@ -51,9 +56,10 @@ export class ClusterCrds extends pulumi.ComponentResource {
     for (const set of CRD_SETS) {
       const req = args[set];
       if (!req) continue;
+      if (req.mode === "install" && req.source === undefined) throw new Error(`cluster:crds.${set}: install needs a manifest source`);
       this.ready[set] =
         req.mode === "install"
-          ? [new k8s.yaml.v2.ConfigFile(`${set}-crds`, { file: req.source }, retainRenderedOptions({ parent: this }))]
+          ? [new k8s.yaml.v2.ConfigFile(`${set}-crds`, { file: req.source as string }, retainRenderedOptions({ parent: this }))]
           : req.names.map((crd) => k8s.apiextensions.v1.CustomResourceDefinition.get(assumedCrdName(set, crd), crd, { parent: this }));
     }
     this.registerOutputs({});

@@ -3,6 +3,7 @@
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeState from "@pulumi/pulumi/runtime/state";
+import { resetClusterChecks, settleClusterChecks } from "./cluster-checks";
 
 /** Pulumi marks secret values on the wire with this signature (see @pulumi/pulumi runtime/rpc). */
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
@@ -74,6 +75,8 @@ export interface MockRunOptions {
   readonly preview?: boolean;
   /** Objects the simulated cluster does not have: a read (`Resource.get`) of one of these ids fails as the provider's does. */
   readonly absentObjects?: readonly string[];
+  /** Objects the simulated cluster has, by id (`namespace/name`): what a read (`Resource.get`) of one returns. */
+  readonly existingObjects?: Readonly<Record<string, Record<string, unknown>>>;
   /** Outputs of other stacks, by stack name, for `StackReference`s. */
   readonly stackOutputs?: Readonly<Record<string, Record<string, unknown>>>;
 }
@@ -170,7 +173,8 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
           if (!outputs) throw new Error(`unknown stack ${stack}`);
           return { id: stack, state: { name: stack, outputs, secretOutputNames: [] } };
         }
-        const state: Record<string, unknown> = { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs) };
+        const existing = args.id !== undefined ? opts.existingObjects?.[args.id] : undefined;
+        const state: Record<string, unknown> = { ...args.inputs, ...computedOutputs(args.type, args.name, args.inputs), ...existing };
         if (args.type.startsWith("kubernetes:") && args.custom !== false) {
           const metadata = (args.inputs.metadata ?? {}) as Record<string, unknown>;
           state.metadata = { ...metadata, name: metadata.name ?? args.name };
@@ -234,9 +238,12 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
     }
     return read(req, cb);
   };
+  resetClusterChecks();
   let outputs: T;
   try {
     outputs = await program();
+    // As the entry point does (stacks/index.ts): checks of what the program read from the cluster fail the run.
+    await settleClusterChecks();
   } finally {
     // Drain the RPC queue: registrations made inside applies land before we read `resources`.
     await pulumi.runtime.disconnect();

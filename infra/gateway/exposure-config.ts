@@ -1,0 +1,160 @@
+// `gateway:exposure`: how clients outside the cluster reach the API, with TLS. One of three ways: an HTTPRoute on a
+// Gateway another team owns, a Gateway of the platform's own, or an Ingress. docs/exposure.md is the operator's page.
+import { z } from "zod";
+import { doc } from "../platform/config";
+import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelKey, labelMap } from "../platform/schema-rules";
+
+/** A host name as Gateway API and Ingress take it: lowercase DNS name, optionally a leading `*.`. */
+export const hostname = z.string().max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a hostname such as api.example.com");
+
+/** GKE's Gateway classes: their controller refuses routes that set `timeouts` (Accepted False, UnsupportedValue). */
+export const GKE_CLASS_PATTERN = /^gke-l7-/;
+export const GKE_TIMEOUT_MESSAGE =
+  "GKE's Gateway controller refuses every HTTPRoute that sets timeouts (Accepted: False, UnsupportedValue): remove requestTimeout and raise the load balancer's backend timeout with a GCPBackendPolicy (docs/exposure.md)";
+
+/** The Secret the Certificate writes, and the listeners or the Ingress read, when `tls.secretName` is not given. */
+export const DEFAULT_TLS_SECRET = "gateway-tls";
+
+const issuerSchema = z.strictObject({
+  name: dnsSubdomain,
+  kind: z.enum(["ClusterIssuer", "Issuer"]).default("ClusterIssuer"),
+});
+
+/** Where the proxy that forwards the traffic runs, for the gateway's NetworkPolicy. */
+export const fromSchema = z.union(
+  [z.strictObject({ namespace: dnsLabel, podLabels: labelMap.optional() }), z.strictObject({ cidrs: z.array(cidr).min(1) })],
+  { error: "must be { namespace, podLabels? } or { cidrs }" },
+);
+
+export const exposureSchema = z
+  .strictObject({
+    hostnames: z
+      .array(hostname)
+      .min(1)
+      .max(16)
+      .optional()
+      .meta(doc("Host names clients use (Gateway API allows 16). Required with `ownGateway` and `ingress`; with `existingGateway` the listener's host name applies when absent.", ["llm.example.com"])),
+    existingGateway: z
+      .strictObject({
+        name: dnsSubdomain,
+        namespace: dnsLabel.optional(),
+        httpsListener: dnsSubdomain.optional(),
+        httpListener: dnsSubdomain.optional(),
+      })
+      .optional()
+      .meta(
+        doc(
+          "Attach to a Gateway another stack owns: `name`, `namespace` (default: the gateway's), `httpsListener` (the listener the API route attaches to; without it, every listener that admits the route), `httpListener` (a plain-HTTP listener to attach the HTTPS redirect to). Its owner terminates TLS; the Gateway is read at preview and each listener checked.",
+          { name: "public", namespace: "gateways", httpsListener: "https", httpListener: "http" },
+        ),
+      ),
+    ownGateway: z
+      .strictObject({ className: dnsSubdomain })
+      .optional()
+      .meta(doc("A Gateway of the platform's own (`gateway-public` in the gateway namespace) of this GatewayClass: an HTTPS listener per host name terminating TLS, an HTTP listener only for the redirect, routes admitted from its own namespace only.", { className: "eg" })),
+    ingress: z
+      .strictObject({
+        className: dnsSubdomain,
+        controller: z.enum(["ingress-nginx", "other"]),
+      })
+      .optional()
+      .meta(
+        doc(
+          "An Ingress of this IngressClass. `controller: ingress-nginx` gets the annotations for the redirect, body size, buffering and read timeout; `other` gets none (docs/exposure.md says what to set).",
+          { className: "nginx", controller: "ingress-nginx" },
+        ),
+      ),
+    tls: z
+      .strictObject({
+        secretName: dnsSubdomain.optional(),
+        issuer: issuerSchema.optional(),
+      })
+      .optional()
+      .meta(
+        doc(
+          "The certificate, with `ownGateway` and `ingress`: `secretName` (a kubernetes.io/tls Secret you provide in the gateway namespace), or `issuer` `{name, kind: ClusterIssuer|Issuer}` (a cert-manager Certificate for the host names, written to `secretName` or gateway-tls).",
+          { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } },
+          { secretName: "llm-example-com-tls" },
+        ),
+      ),
+    httpsRedirect: z
+      .boolean()
+      .optional()
+      .meta(doc("Answer plain HTTP with a 301 to HTTPS (default true). With `existingGateway` it needs `httpListener`, and is on when that is set.", false)),
+    requestTimeout: duration
+      .optional()
+      .meta(
+        doc(
+          "Longest the proxy may take over one request, `0s` for no limit (the gateway bounds each request itself): Gateway API `timeouts.request`, absent the implementation's default (15 s on Envoy Gateway, docs/exposure.md); with ingress-nginx the read timeout, absent the gateway's own bound plus a minute.",
+          "0s",
+        ),
+      ),
+    from: fromSchema
+      .optional()
+      .meta(
+        doc(
+          "Where the proxy's pods run, which the gateway's NetworkPolicy must admit: `{namespace, podLabels?}` or `{cidrs}` (load balancers that connect from outside the cluster). Required with `gateway:ingressNamespaces`.",
+          { namespace: "envoy-gateway-system" },
+          { cidrs: ["35.191.0.0/16", "130.211.0.0/22"] },
+        ),
+      ),
+    annotations: z
+      .record(labelKey, z.string())
+      .optional()
+      .meta(doc("Annotations of the Gateway or Ingress the stack creates (a load balancer's settings, a Traefik middleware); they win over the ones the stack sets.", { "traefik.ingress.kubernetes.io/router.middlewares": "traefik-https-redirect@kubernetescrd" })),
+  })
+  .superRefine(
+    (e, ctx) => {
+      const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: "custom", path, message });
+      const modes = (["existingGateway", "ownGateway", "ingress"] as const).filter((m) => e[m] !== undefined);
+      if (modes.length !== 1) {
+        issue([], modes.length === 0 ? "set one of existingGateway, ownGateway, ingress" : `${modes.join(" and ")} exclude each other: set one`);
+        return;
+      }
+      const existing = e.existingGateway;
+      if (existing) {
+        if (e.tls) issue(["tls"], "the Gateway's owner terminates TLS (certificateRefs on its HTTPS listener): remove tls, or use ownGateway");
+        if (e.annotations) issue(["annotations"], "the stack creates no Gateway or Ingress with existingGateway: remove annotations");
+        if (e.httpsRedirect === true && !existing.httpListener) issue(["httpsRedirect"], "with existingGateway, needs existingGateway.httpListener (the plain-HTTP listener the redirect attaches to)");
+        if (e.httpsRedirect === false && existing.httpListener) issue(["existingGateway", "httpListener"], "names the listener of the redirect, which httpsRedirect false turns off: remove one");
+        if (existing.httpListener !== undefined && existing.httpListener === existing.httpsListener) issue(["existingGateway", "httpListener"], "must differ from httpsListener");
+        // On a shared listener, a redirect for every host would take other teams' plain-HTTP traffic too.
+        if (existing.httpListener !== undefined && !e.hostnames) issue(["hostnames"], "required with existingGateway.httpListener: the redirect answers only these hosts on the shared listener");
+        return;
+      }
+      if (!e.hostnames) issue(["hostnames"], `required with ${modes[0]} (the names the certificate and the ${modes[0] === "ingress" ? "Ingress rules" : "listeners"} are for)`);
+      if (!e.tls || (e.tls.secretName === undefined && e.tls.issuer === undefined)) {
+        issue(["tls"], "required: secretName (a kubernetes.io/tls Secret in the gateway namespace) or issuer (a cert-manager Certificate)");
+      }
+      if (e.ownGateway && e.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(e.ownGateway.className)) issue(["requestTimeout"], GKE_TIMEOUT_MESSAGE);
+      if (e.ingress?.controller === "other" && e.requestTimeout !== undefined) {
+        issue(["requestTimeout"], "has no portable form on an Ingress: set your controller's own timeout (docs/exposure.md), or controller ingress-nginx");
+      }
+    },
+    { when: () => true },
+  );
+
+export type ExposureSettings = z.infer<typeof exposureSchema>;
+export type ExposureFrom = z.infer<typeof fromSchema>;
+
+/** Whether plain HTTP is answered with a redirect (an existing Gateway: when its HTTP listener is named). */
+export function redirects(e: ExposureSettings): boolean {
+  return e.existingGateway ? e.existingGateway.httpListener !== undefined : e.httpsRedirect !== false;
+}
+
+/** The Secret holding the certificate (own Gateway or Ingress). */
+export function tlsSecretName(e: ExposureSettings): string {
+  return e.tls?.secretName ?? DEFAULT_TLS_SECRET;
+}
+
+/**
+ * `gateway:httpRoute` (the key before `gateway:exposure`), translated: the preview prints exactly what to write. The
+ * translation renders the same HTTPRoute under the same name, so the object is updated in place, not replaced.
+ */
+export function httpRouteMigration(old: unknown): string {
+  const o = (typeof old === "object" && old !== null ? old : {}) as { parentRef?: { name?: unknown; namespace?: unknown; sectionName?: unknown }; hostnames?: unknown; requestTimeout?: unknown };
+  const p = o.parentRef ?? {};
+  const existingGateway = { name: p.name ?? "<gateway name>", ...(p.namespace !== undefined ? { namespace: p.namespace } : {}), ...(p.sectionName !== undefined ? { httpsListener: p.sectionName } : {}) };
+  const exposure = { existingGateway, ...(o.hostnames !== undefined ? { hostnames: o.hostnames } : {}), ...(o.requestTimeout !== undefined ? { requestTimeout: o.requestTimeout } : {}) };
+  return `gateway:httpRoute: replaced by gateway:exposure (docs/exposure.md); write instead: pulumi config set gateway:exposure '${JSON.stringify(exposure)}' && pulumi config rm gateway:httpRoute`;
+}

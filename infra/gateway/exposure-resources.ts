@@ -1,0 +1,134 @@
+// The objects `gateway:exposure` declares, children of the gateway component: the routes (and the platform's own
+// Gateway), or the Ingress; the Certificate when an issuer is named. What they need from the cluster is read first,
+// so a preview fails naming the key: the existing Gateway (its listeners are checked), the issuer.
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { checkClusterValue } from "../platform/cluster-checks";
+import type { ExposureSettings } from "./exposure-config";
+import { apiRouteSpec, certificateSpec, EXPOSURE_NAMES, ingressAnnotations, ingressSpec, ownGatewaySpec, redirectRouteSpec } from "./exposure";
+import { attachmentProblems, type GatewayView } from "./listener-check";
+
+export interface ExposureArgs {
+  readonly exposure: ExposureSettings;
+  readonly namespace: pulumi.Input<string>;
+  /** The gateway namespace's name and labels as the cluster holds them, for an existing Gateway's `allowedRoutes`. */
+  readonly namespaceName: string;
+  readonly namespaceLabels: Readonly<Record<string, string>>;
+  readonly labels: Readonly<Record<string, string>>;
+  /** The gateway's `gateway:env`, whose limits the ingress-nginx annotations follow. */
+  readonly gatewayEnv: Readonly<Record<string, string>>;
+  /** The gateway's Service: what the routes and the Ingress send to. */
+  readonly service: pulumi.Resource;
+  /** The Gateway API CRDs (installed or proved present), and cert-manager's. */
+  readonly gatewayApiReady: readonly pulumi.Resource[];
+  readonly certManagerReady: readonly pulumi.Resource[];
+}
+
+const GATEWAY_API_VERSION = "gateway.networking.k8s.io/v1";
+
+/** Logical names of the reads: what a failing preview prints, so they name the key. */
+export function existingGatewayReadName(namespace: string, name: string): string {
+  return `gateway:exposure.existingGateway:${namespace}/${name}`;
+}
+export function issuerReadName(kind: string, name: string): string {
+  return `gateway:exposure.tls.issuer:${kind}/${name}`;
+}
+
+/** Declares the exposure; returns what clients outside the cluster reach. */
+export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void {
+  const e = a.exposure;
+  const child = { parent };
+  const meta = (name: string, annotations?: Record<string, string>) => ({
+    name,
+    namespace: a.namespace,
+    labels: { ...a.labels },
+    ...(annotations && Object.keys(annotations).length > 0 ? { annotations } : {}),
+  });
+  const routeDeps = [a.service, ...a.gatewayApiReady];
+
+  const certificate = e.tls?.issuer ? declareCertificate(parent, a, meta) : undefined;
+  const tlsDeps = certificate ? [certificate] : [];
+
+  if (e.ingress) {
+    new k8s.networking.v1.Ingress(
+      EXPOSURE_NAMES.ingress,
+      { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
+      { ...child, dependsOn: [a.service, ...tlsDeps] },
+    );
+    return;
+  }
+
+  const parents: pulumi.Resource[] = [];
+  if (e.ownGateway) {
+    parents.push(
+      new k8s.apiextensions.CustomResource(
+        EXPOSURE_NAMES.ownGateway,
+        { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
+        { ...child, dependsOn: [...a.gatewayApiReady, ...tlsDeps] },
+      ),
+    );
+  } else if (e.existingGateway) {
+    parents.push(checkedExistingGateway(parent, a));
+  }
+
+  new k8s.apiextensions.CustomResource(
+    EXPOSURE_NAMES.route,
+    { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.route), spec: apiRouteSpec(e) },
+    { ...child, dependsOn: [...routeDeps, ...parents] },
+  );
+  if (apiRouteSpec(e).parentRefs.length > 0 && redirectRouteSpec(e).parentRefs.length > 0) {
+    new k8s.apiextensions.CustomResource(
+      EXPOSURE_NAMES.redirect,
+      { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.redirect), spec: redirectRouteSpec(e) },
+      { ...child, dependsOn: [...a.gatewayApiReady, ...parents] },
+    );
+  }
+}
+
+/** The issuer is read first (a typo would leave the Certificate pending forever), then the Certificate declared. */
+function declareCertificate(parent: pulumi.Resource, a: ExposureArgs, meta: (name: string) => Record<string, unknown>): pulumi.Resource {
+  const issuer = a.exposure.tls?.issuer;
+  if (!issuer) throw new Error("declareCertificate needs an issuer");
+  const read = readObject<unknown>(issuerReadName(issuer.kind, issuer.name), "cert-manager.io/v1", issuer.kind, issuer.kind === "Issuer" ? `${a.namespaceName}/${issuer.name}` : issuer.name, {
+    parent,
+    dependsOn: [...a.certManagerReady],
+  });
+  return new k8s.apiextensions.CustomResource(
+    EXPOSURE_NAMES.certificate,
+    { apiVersion: "cert-manager.io/v1", kind: "Certificate", metadata: meta(EXPOSURE_NAMES.certificate), spec: certificateSpec(a.exposure, a.labels) },
+    { parent, dependsOn: [...a.certManagerReady, read] },
+  );
+}
+
+/** Reads the Gateway the routes attach to; its listeners are checked once it has answered (platform/cluster-checks). */
+function checkedExistingGateway(parent: pulumi.Resource, a: ExposureArgs): pulumi.Resource {
+  const g = a.exposure.existingGateway;
+  if (!g) throw new Error("checkedExistingGateway needs existingGateway");
+  const namespace = g.namespace ?? a.namespaceName;
+  const read = readObject<GatewayView>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", `${namespace}/${g.name}`, { parent, dependsOn: [...a.gatewayApiReady] });
+  checkClusterValue(read.spec, (spec) =>
+    // No spec: nothing was read (an offline render); a Gateway the cluster holds always has one.
+    spec === undefined
+      ? []
+      : attachmentProblems(spec, {
+          gateway: `${namespace}/${g.name}`,
+          gatewayNamespace: namespace,
+          routeNamespace: a.namespaceName,
+          routeNamespaceLabels: a.namespaceLabels,
+          httpsListener: g.httpsListener,
+          httpListener: g.httpListener,
+          hostnames: a.exposure.hostnames,
+          requestTimeout: a.exposure.requestTimeout,
+        }),
+  );
+  return read;
+}
+
+/**
+ * A read of an existing object with its `spec`. `CustomResource.get` registers only `apiVersion` and `kind` as
+ * outputs; the constructor with an `id` reads too, and exposes every key it is given.
+ */
+function readObject<Spec>(name: string, apiVersion: string, kind: string, id: string, opts: pulumi.CustomResourceOptions) {
+  const read = new k8s.apiextensions.CustomResource(name, { apiVersion, kind, metadata: undefined, spec: undefined }, { ...opts, id });
+  return Object.assign(read, { spec: (read as unknown as { spec: pulumi.Output<Spec | undefined> }).spec });
+}

@@ -1,0 +1,131 @@
+// What an existing Gateway (read from the cluster at preview) would do with the routes `gateway:exposure` attaches
+// to it, by the Gateway API's attachment rules: the listener named (or every listener, when none is), its protocol,
+// `allowedRoutes` (namespaces From Same/All/Selector, and kinds) and its host name. A route no listener admits is
+// silently ignored by the controller; one an HTTP listener admits serves the API without TLS. Both fail the preview.
+import { GKE_CLASS_PATTERN, GKE_TIMEOUT_MESSAGE } from "./exposure-config";
+
+interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly { key: string; operator: string; values?: readonly string[] }[];
+}
+
+/** The fields of a Gateway listener the check reads (gateway.networking.k8s.io/v1). */
+export interface ListenerView {
+  readonly name: string;
+  readonly protocol: string;
+  readonly port?: number;
+  readonly hostname?: string;
+  readonly allowedRoutes?: {
+    readonly namespaces?: { readonly from?: string; readonly selector?: LabelSelector };
+    readonly kinds?: readonly { group?: string; kind: string }[];
+  };
+}
+
+export interface GatewayView {
+  readonly gatewayClassName?: string;
+  readonly listeners?: readonly ListenerView[];
+}
+
+export interface AttachmentArgs {
+  /** `namespace/name` of the Gateway, for messages. */
+  readonly gateway: string;
+  readonly gatewayNamespace: string;
+  /** Namespace of the routes, and its labels as the cluster holds them (kubernetes.io/metadata.name included). */
+  readonly routeNamespace: string;
+  readonly routeNamespaceLabels: Readonly<Record<string, string>>;
+  readonly httpsListener?: string;
+  readonly httpListener?: string;
+  readonly hostnames?: readonly string[];
+  readonly requestTimeout?: string;
+}
+
+const KEY = "gateway:exposure";
+
+/** Kubernetes label-selector semantics (matchLabels AND matchExpressions). */
+export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  const byExpression = (selector.matchExpressions ?? []).every((e) => {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const value = labels[e.key];
+    switch (e.operator) {
+      case "In":
+        return has && (e.values ?? []).includes(value as string);
+      case "NotIn":
+        return !has || !(e.values ?? []).includes(value as string);
+      case "Exists":
+        return has;
+      case "DoesNotExist":
+        return !has;
+      default:
+        return false;
+    }
+  });
+  return byLabel && byExpression;
+}
+
+/** Gateway API host-name intersection: exact, or a listener wildcard `*.x` matching any name ending in `.x`. */
+export function hostnamesIntersect(listener: string | undefined, route: readonly string[] | undefined): boolean {
+  if (!listener || !route || route.length === 0) return true;
+  const covers = (wild: string, name: string) => wild.startsWith("*.") && name.endsWith(wild.slice(1)) && name.length > wild.length - 1;
+  return route.some((r) => r === listener || covers(listener, r) || covers(r, listener));
+}
+
+/** Why a listener would not take an HTTPRoute from the route namespace; undefined when it would. */
+export function admissionProblem(l: ListenerView, a: AttachmentArgs): string | undefined {
+  const from = l.allowedRoutes?.namespaces?.from ?? "Same";
+  if (from === "Same" && a.gatewayNamespace !== a.routeNamespace) {
+    return `admits routes from its own namespace only (allowedRoutes.namespaces.from: Same): its owner must set from: All, or from: Selector matching namespace ${a.routeNamespace} (e.g. kubernetes.io/metadata.name: ${a.routeNamespace})`;
+  }
+  if (from === "Selector" && !selectorMatches(l.allowedRoutes?.namespaces?.selector ?? {}, a.routeNamespaceLabels)) {
+    return `admits routes from the namespaces its selector matches (allowedRoutes.namespaces.selector ${JSON.stringify(l.allowedRoutes?.namespaces?.selector ?? {})}), and namespace ${a.routeNamespace} (labels ${JSON.stringify(a.routeNamespaceLabels)}) is not one of them`;
+  }
+  const kinds = l.allowedRoutes?.kinds;
+  if (kinds && kinds.length > 0 && !kinds.some((k) => k.kind === "HTTPRoute" && (k.group ?? "gateway.networking.k8s.io") === "gateway.networking.k8s.io")) {
+    return `admits only ${kinds.map((k) => k.kind).join(", ")} (allowedRoutes.kinds), not HTTPRoute`;
+  }
+  if (!hostnamesIntersect(l.hostname, a.hostnames)) return `is for host ${l.hostname}, which none of gateway:exposure hostnames (${(a.hostnames ?? []).join(", ")}) matches`;
+  return undefined;
+}
+
+const describe = (l: ListenerView) => `listener "${l.name}" (${l.protocol}${l.port ? ` ${l.port}` : ""})`;
+
+/** `gateway:exposure …` lines for an existing Gateway that would not serve the routes as configured. */
+export function attachmentProblems(gw: GatewayView, a: AttachmentArgs): string[] {
+  const listeners = gw.listeners ?? [];
+  const names = listeners.map((l) => l.name).join(", ") || "none";
+  const problems: string[] = [];
+  const named = (key: string, name: string) => {
+    const l = listeners.find((x) => x.name === name);
+    if (!l) problems.push(`${KEY} [existingGateway.${key}]: Gateway ${a.gateway} has no listener "${name}" (its listeners: ${names})`);
+    return l;
+  };
+
+  if (a.httpsListener !== undefined) {
+    const l = named("httpsListener", a.httpsListener);
+    if (l && l.protocol !== "HTTPS") problems.push(`${KEY} [existingGateway.httpsListener]: ${describe(l)} of Gateway ${a.gateway} does not terminate TLS: name its HTTPS listener`);
+    const why = l && admissionProblem(l, a);
+    if (l && why) problems.push(`${KEY} [existingGateway.httpsListener]: ${describe(l)} of Gateway ${a.gateway} would not attach the API route: it ${why}`);
+  } else {
+    // No sectionName: the route attaches to every listener that admits it.
+    const admitting = listeners.filter((l) => (l.protocol === "HTTP" || l.protocol === "HTTPS") && admissionProblem(l, a) === undefined);
+    const plain = admitting.filter((l) => l.protocol === "HTTP");
+    if (plain.length > 0) {
+      problems.push(`${KEY} [existingGateway.httpsListener]: required: without it the API route also attaches to ${plain.map(describe).join(", ")} of Gateway ${a.gateway}, serving API keys over plain HTTP; name the HTTPS listener`);
+    } else if (admitting.length === 0) {
+      const why = listeners.map((l) => `${describe(l)} ${l.protocol === "HTTP" || l.protocol === "HTTPS" ? admissionProblem(l, a) : "is not an HTTP listener"}`);
+      problems.push(`${KEY} [existingGateway]: no listener of Gateway ${a.gateway} would attach the API route: ${why.join("; ") || "it has none"}`);
+    }
+  }
+
+  if (a.httpListener !== undefined) {
+    const l = named("httpListener", a.httpListener);
+    if (l && l.protocol !== "HTTP") problems.push(`${KEY} [existingGateway.httpListener]: ${describe(l)} of Gateway ${a.gateway} is not a plain-HTTP listener: the redirect belongs on the HTTP one`);
+    const why = l && admissionProblem(l, a);
+    if (l && why) problems.push(`${KEY} [existingGateway.httpListener]: ${describe(l)} of Gateway ${a.gateway} would not attach the redirect route: it ${why}`);
+  }
+
+  if (a.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(gw.gatewayClassName ?? "")) {
+    problems.push(`${KEY} [requestTimeout]: Gateway ${a.gateway} is of class ${gw.gatewayClassName}: ${GKE_TIMEOUT_MESSAGE}`);
+  }
+  return problems;
+}
