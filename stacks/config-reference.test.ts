@@ -38,7 +38,7 @@ describe("configuration reference", () => {
   test("secret keys are marked secret and show no example value", () => {
     const rows = CONFIG_NAMESPACES.flatMap((n) => keyRows(n).map((r) => ({ ns: n.namespace, ...r })));
     const secrets = rows.filter((r) => r.secret).map((r) => `${r.ns}:${r.key}`);
-    expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "gateway:upstreamApiKey", "monitoring:s3Password", "monitoring:viewerAdminPassword", "serving:hfToken", "serving:weightsS3SecretKey"]);
+    expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "gateway:upstreamApiKey", "monitoring:alertmanagerCredentials", "monitoring:s3Password", "monitoring:viewerAdminPassword", "serving:hfToken", "serving:weightsS3SecretKey"]);
     for (const r of rows.filter((x) => x.secret)) expect(r.examples).toEqual([]);
   });
 });

@@ -53,8 +53,11 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       storageClass: cfg.logstore.storageClass,
       s3Endpoint: cfg.logstore.s3.endpoint,
       bucket: cfg.logstore.s3.bucket,
-      s3User: cfg.logstore.s3.user,
-      s3Password: secrets.s3Password,
+      region: cfg.logstore.s3.region,
+      auth:
+        cfg.logstore.s3.auth.kind === "keys"
+          ? { kind: "keys", user: cfg.logstore.s3.auth.user, password: secrets.s3Password as pulumi.Output<string> }
+          : cfg.logstore.s3.auth,
       s3ClientImage: cfg.logstore.s3ClientImage,
       podLabels,
       fixedUserIds,
@@ -99,6 +102,9 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       storageClass: cfg.metrics.storageClass,
       podLabels,
       fixedUserIds,
+      alertmanagers: cfg.metrics.alertmanagers,
+      alertmanagerCredentials: secrets.alertmanagerCredentials,
+      digestKey,
     }, inCluster);
   }
 

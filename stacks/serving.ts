@@ -190,7 +190,7 @@ export function deployServing({ cluster, plan, secrets, crds, digestKey }: Servi
             downloadTimeout: cfg.downloadTimeout,
             registryUrl: cfg.modelRegistryUrl,
             tokenSecret: tokenSecret ? HF_TOKEN_SECRET : undefined,
-            s3: cfg.weightsS3 && s3Secret ? { endpoint: cfg.weightsS3.endpoint, credentialsSecret: WEIGHTS_S3_SECRET, image: cfg.weightsS3.image } : undefined,
+            s3: cfg.weightsS3 && s3Secret ? { endpoint: cfg.weightsS3.endpoint, region: cfg.weightsS3.region, credentialsSecret: WEIGHTS_S3_SECRET, image: cfg.weightsS3.image } : undefined,
             identity: cluster.fixedUserIds ? DOWNLOAD_IDENTITY : undefined,
           },
           rollout: plan.rollouts.get(model.def.ref) as Rollout,

@@ -3,7 +3,7 @@
 // rules` on synthetic series, each alert once where it must fire and once where it must not. promtool comes from
 // Debian's `prometheus` package (.ci/apt-packages); without it locally those two tests are skipped, in CI they run.
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
-import { ALERT_RULES, alertingRulesFile, type AlertRule } from "./alert-rules";
+import { ALERT_PLATFORM_LABEL, ALERT_RULES, alertingRulesFile, type AlertRule } from "./alert-rules";
 import { referencedMetrics, sourceOf } from "./dashboards/metric-catalogue";
 import { promtool, withPromtool } from "./promtool-testing";
 
@@ -17,7 +17,7 @@ function parseErrors(expr: string): number {
 function expected(rule: AlertRule, labels: Record<string, string>, value = "") {
   const fill = (s: string) => s.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? "").replace(/\{\{ \$value \}\}/g, value);
   return {
-    exp_labels: { ...labels, severity: rule.severity },
+    exp_labels: { ...labels, severity: rule.severity, ...ALERT_PLATFORM_LABEL },
     exp_annotations: { summary: fill(rule.summary), runbook: rule.runbook, runbook_url: "docs/monitoring.md#alerts" },
   };
 }

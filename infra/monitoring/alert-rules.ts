@@ -1,9 +1,15 @@
-// Alert rules of the metrics server (the chart's `serverFiles."alerting_rules.yml"`, a Prometheus rule file). There
-// is no alert manager (spec), so firing alerts show on the server's /alerts page and as the `ALERTS` series the viewer
-// can query. Each rule carries a one-line runbook; docs/monitoring.md "## Alerts" repeats it (a test keeps them equal)
-// and alert-rules.test.ts checks every rule with promtool (syntax and unit tests on synthetic series).
+// Alert rules of the metrics server (the chart's `serverFiles."alerting_rules.yml"`, a Prometheus rule file). Firing
+// alerts show on the server's /alerts page and as the `ALERTS` series the viewer can query; the bundled alert manager
+// is off (spec), and `monitoring:alertmanagers` sends them to the operator's own. Every alert carries
+// `platform="ai-platform"`, so a shared Alertmanager can route them. Each rule carries a one-line runbook;
+// docs/monitoring.md "## Alerts" repeats it (a test keeps them equal) and alert-rules.test.ts checks every rule with
+// promtool (syntax and unit tests on synthetic series).
+import { PLATFORM_NAME } from "../platform/labels";
 import { BUCKET_JOB_NAME, NAMESPACE } from "./constants";
 import { COLLECTOR_NAME } from "./collector-values";
+
+/** The label every platform alert carries besides `severity`: what a shared Alertmanager routes on. */
+export const ALERT_PLATFORM_LABEL = { platform: PLATFORM_NAME } as const;
 
 /** Thresholds, in one place. */
 export const ALERT_THRESHOLDS = {
@@ -81,7 +87,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     severity: "critical",
     summary: "The bucket Job failed: the log store was not deployed.",
     runbook:
-      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's; fix them and run `pulumi up` (the Job is replaced and runs again).",
+      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's (with IRSA, an AccessDenied: the role's trust or S3 policy); fix them and run `pulumi up` (the Job is replaced and runs again).",
   },
   {
     alert: "CollectorNotOnEveryNode",
@@ -104,7 +110,7 @@ export function alertingRulesFile(): { groups: { name: string; rules: Record<str
           alert: r.alert,
           expr: r.expr,
           for: r.for,
-          labels: { severity: r.severity },
+          labels: { severity: r.severity, ...ALERT_PLATFORM_LABEL },
           annotations: { summary: r.summary, runbook: r.runbook, runbook_url: `docs/monitoring.md#alerts` },
         })),
       },

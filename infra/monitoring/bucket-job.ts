@@ -21,7 +21,10 @@ export interface BucketJobArgs {
   readonly image: string;
   readonly s3Endpoint: string;
   readonly bucket: string;
-  readonly credentialsSecretName: string;
+  /** `s3Region`: signs the requests, and is where the bucket is created. */
+  readonly region: string;
+  /** Static keys: the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Workload identity: the pod's service account. */
+  readonly credentials: { readonly secretName: string } | { readonly serviceAccountName: string };
   readonly scriptConfigMapName: string;
   /** Extra pod labels (the platform label, so the collector ships the Job's log). */
   readonly podLabels?: Readonly<Record<string, string>>;
@@ -38,6 +41,10 @@ export interface BucketJobArgs {
  */
 export function buildBucketJobSpec(args: BucketJobArgs) {
   const identity = args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined;
+  const secretName = "secretName" in args.credentials ? args.credentials.secretName : undefined;
+  const keyEnv = secretName
+    ? [S3_ENV.accessKeyId, S3_ENV.secretAccessKey].map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } }))
+    : [];
   return {
     // The script makes every attempt itself (BUCKET_JOB_ATTEMPTS); one failed pod fails the Job
     // ("backoff limit exceeded"), so the total number of attempts is exactly the spec's 5.
@@ -49,7 +56,9 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
       },
       spec: {
         restartPolicy: "Never",
+        // No Kubernetes API token; with workload identity, EKS's webhook mounts a token of its own for AWS STS.
         automountServiceAccountToken: false,
+        ...("serviceAccountName" in args.credentials ? { serviceAccountName: args.credentials.serviceAccountName } : {}),
         securityContext: podSecurityContext(identity),
         containers: [
           {
@@ -62,11 +71,9 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
               { name: "ATTEMPTS", value: String(BUCKET_JOB_ATTEMPTS) },
               { name: "RETRY_DELAY_SECONDS", value: "10" },
               { name: "HOME", value: "/tmp" },
-              { name: S3_ENV.accessKeyId, valueFrom: { secretKeyRef: { name: args.credentialsSecretName, key: S3_ENV.accessKeyId } } },
-              {
-                name: S3_ENV.secretAccessKey,
-                valueFrom: { secretKeyRef: { name: args.credentialsSecretName, key: S3_ENV.secretAccessKey } },
-              },
+              // Set here, so EKS's webhook does not add its own region.
+              { name: "AWS_DEFAULT_REGION", value: args.region },
+              ...keyEnv,
             ],
             resources: RESOURCES.bucketJob,
             securityContext: containerSecurityContext(identity),

@@ -33,6 +33,8 @@ interface Run {
   stdout: string;
   stderr: string;
   calls: string[];
+  /** The CLI's arguments, one line per call. */
+  argv: string[];
 }
 
 describeIfAws("create-bucket.sh against a real S3 server", () => {
@@ -89,8 +91,9 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
         RETRY_DELAY_SECONDS: "0",
         ...env,
     });
-    const calls = fs.readFileSync(log, "utf8").split("\n").filter(Boolean).map((l) => (l.includes("head-bucket") ? "head-bucket" : l.includes("create-bucket") ? "create-bucket" : l));
-    return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls };
+    const argv = fs.readFileSync(log, "utf8").split("\n").filter(Boolean);
+    const calls = argv.map((l) => (l.includes("head-bucket") ? "head-bucket" : l.includes("create-bucket") ? "create-bucket" : l));
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr, calls, argv };
   }
 
   async function bucketExists(bucket: string): Promise<boolean> {
@@ -121,6 +124,16 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
     expect(await bucketExists("logstore-chunks")).toBe(true);
     // And a second run is the no-op case.
     expect((await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logstore-chunks" })).calls).toEqual(["head-bucket"]);
+  });
+
+  test("a region other than us-east-1: the bucket is created there (LocationConstraint), as AWS requires", async () => {
+    const r = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logs-eu", AWS_DEFAULT_REGION: "eu-central-1" });
+    expect({ status: r.status, calls: r.calls }).toEqual({ status: 0, calls: ["head-bucket", "create-bucket"] });
+    expect(r.argv[1]).toMatch(/ create-bucket --bucket logs-eu --create-bucket-configuration LocationConstraint=eu-central-1$/);
+    expect(await bucketExists("logs-eu")).toBe(true);
+    // us-east-1 (the default) takes none: AWS refuses a LocationConstraint that names it.
+    const east = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logs-east" });
+    expect(east.argv[1]).toMatch(/ create-bucket --bucket logs-east$/);
   });
 
   test("object store unreachable: 5 attempts, then the script fails", async () => {

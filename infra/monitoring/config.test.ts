@@ -1,7 +1,7 @@
 // The `monitoring:` key table, validated by one zod schema with one error message naming every offending key.
 import { configProblems } from "../platform/config-testing";
 import { parseMonitoringConfig, REQUIRED_BY_COMPONENT } from "./config";
-import { fullConfig, rawNamespace } from "./testing";
+import { alertingOverrides, fullConfig, rawNamespace, TEST_ALERTMANAGER_CREDENTIALS, TEST_ALERTMANAGER_SECRET_VALUES, TEST_ROLE_ARN, workloadIdentityOverrides } from "./testing";
 
 const LABEL_DOMAIN = "ai-platform.io";
 /** `null` = no platform:labelDomain in the stack. */
@@ -16,7 +16,7 @@ describe("monitoring config", () => {
     expect(c.logstore).toMatchObject({
       version: "14.1.0",
       storageClass: "hostpath",
-      s3: { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", bucket: "logstore-chunks", user: "logstore" },
+      s3: { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", bucket: "logstore-chunks", region: "us-east-1", auth: { kind: "keys", user: "logstore" } },
       s3ClientImage: "amazon/aws-cli:latest",
     });
     expect(c.logstore?.chartPath).toMatch(/\/charts\/logstore-14\.1\.0\.tgz$/);
@@ -155,5 +155,143 @@ describe("monitoring config", () => {
     expect(problems(() => parse({ "monitoring:viewerAdminPassword": "" }))).toContain(
       "monitoring:viewerAdminPassword: required because viewer is enabled (pulumi config set --secret monitoring:viewerAdminPassword …)",
     );
+  });
+});
+
+describe("monitoring config: the object store on a real cloud", () => {
+  test("s3Region: us-east-1 by default; a region name otherwise; anything else fails naming the key", () => {
+    expect(parse().logstore?.s3.region).toBe("us-east-1");
+    expect(parse({ "monitoring:s3Region": "eu-central-1" }).logstore?.s3.region).toBe("eu-central-1");
+    expect(problems(() => parse({ "monitoring:s3Region": "EU Central" }))).toEqual([
+      "monitoring:s3Region: must be a region name such as us-east-1 (lowercase letters, digits and '-')",
+    ]);
+  });
+
+  test("s3Region must be the region of an AWS s3Endpoint: AWS refuses requests signed for another", () => {
+    const aws = { "monitoring:s3Endpoint": "https://s3.eu-west-1.amazonaws.com" };
+    expect(problems(() => parse(aws))).toEqual(["monitoring:s3Region: must be eu-west-1, the region of s3Endpoint: AWS refuses requests signed for another region"]);
+    expect(parse({ ...aws, "monitoring:s3Region": "eu-west-1" }).logstore?.s3.region).toBe("eu-west-1");
+    // The global endpoint is us-east-1's; other stores' names say nothing about a region.
+    expect(parse({ "monitoring:s3Endpoint": "https://s3.amazonaws.com" }).logstore?.s3.region).toBe("us-east-1");
+    expect(parse({ "monitoring:s3Endpoint": "https://minio.eu-west-1.example.com", "monitoring:s3Region": "us-east-1" }).logstore?.s3.region).toBe("us-east-1");
+  });
+
+  test("s3ClientImage: the default stays; an override needs a tag or a digest", () => {
+    expect(parse().logstore?.s3ClientImage).toBe("amazon/aws-cli:latest");
+    const digest = `sha256:${"a1".repeat(32)}`;
+    for (const image of ["registry.internal:5000/mirror/aws-cli:2.22.0", `amazon/aws-cli@${digest}`, `registry.internal/mirror/aws-cli:2.22.0@${digest}`, "amazon/aws-cli:latest"]) {
+      expect(parse({ "monitoring:s3ClientImage": image }).logstore?.s3ClientImage).toBe(image);
+    }
+    for (const image of ["amazon/aws-cli", "amazon/aws-cli@sha256:123", "Amazon/AWS-CLI:2", "amazon/aws-cli:2 22", "https://registry.internal/aws-cli:2"]) {
+      const lines = problems(() => parse({ "monitoring:s3ClientImage": image }));
+      expect({ image, lines }).toEqual({ image, lines: [expect.stringMatching(/^monitoring:s3ClientImage: must be an image reference with a tag or a digest/)] });
+    }
+  });
+
+  test("workload identity (IRSA): the annotations instead of s3User/s3Password, which are then neither required nor rendered", () => {
+    const c = parse(workloadIdentityOverrides());
+    expect(c.logstore?.s3).toEqual({
+      endpoint: "https://s3.eu-west-1.amazonaws.com",
+      bucket: "logstore-chunks",
+      region: "eu-west-1",
+      auth: { kind: "workloadIdentity", serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN } },
+    });
+  });
+
+  test("workload identity refuses what cannot work, naming the key", () => {
+    const wi = workloadIdentityOverrides();
+    const annotations = (a: Record<string, string>) => ({ ...wi, "monitoring:s3ServiceAccountAnnotations": JSON.stringify(a) });
+    expect(problems(() => parse({ ...wi, "monitoring:s3User": "logstore", "monitoring:s3Password": "x" }))).toEqual([
+      "monitoring:s3User: not used with s3ServiceAccountAnnotations (the pods take credentials from their service account): remove one of the two",
+      "monitoring:s3Password: not used with s3ServiceAccountAnnotations (the pods take credentials from their service account): remove one of the two",
+    ]);
+    const gke = problems(() => parse(annotations({ "iam.gke.io/gcp-service-account": "logstore@project.iam.gserviceaccount.com" })));
+    expect(gke).toEqual([
+      expect.stringMatching(/^monitoring:s3ServiceAccountAnnotations: iam\.gke\.io\/gcp-service-account: GKE Workload Identity gives Google tokens, which cannot sign S3 requests .* HMAC keys/),
+    ]);
+    expect(problems(() => parse(annotations({ "eks.amazonaws.com/sts-regional-endpoints": "true" })))).toEqual([
+      "monitoring:s3ServiceAccountAnnotations: must hold eks.amazonaws.com/role-arn (the IAM role the log store and the bucket Job assume, EKS IRSA)",
+    ]);
+    expect(problems(() => parse(annotations({ "eks.amazonaws.com/role-arn": "logstore-role" })))).toEqual([
+      "monitoring:s3ServiceAccountAnnotations: eks.amazonaws.com/role-arn must be an IAM role ARN such as arn:aws:iam::123456789012:role/ai-platform-logstore",
+    ]);
+    expect(problems(() => parse({ ...wi, "monitoring:s3Endpoint": "http://objectstore.app-shaide.svc.cluster.local:9000", "monitoring:s3Region": undefined }))).toEqual([
+      expect.stringMatching(/^monitoring:s3Endpoint: must be an AWS S3 endpoint such as https:\/\/s3\.eu-west-1\.amazonaws\.com with s3ServiceAccountAnnotations/),
+    ]);
+    // Other annotations of the same webhook may go along.
+    const extra = parse(annotations({ "eks.amazonaws.com/role-arn": TEST_ROLE_ARN, "eks.amazonaws.com/sts-regional-endpoints": "true" }));
+    expect(extra.logstore?.s3.auth).toEqual({ kind: "workloadIdentity", serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN, "eks.amazonaws.com/sts-regional-endpoints": "true" } });
+  });
+
+  test("without workload identity the spec's rule holds: s3User and s3Password are required", () => {
+    expect(problems(() => parse({ "monitoring:s3User": undefined, "monitoring:s3Password": undefined }))).toEqual([
+      "monitoring:s3Password: required (pulumi config set --secret monitoring:s3Password …)",
+      "monitoring:s3User: required because logstore is enabled",
+    ]);
+  });
+});
+
+describe("monitoring config: Alertmanagers", () => {
+  const alerting = alertingOverrides();
+  const targets = JSON.parse(alerting["monitoring:alertmanagers"] as string) as Record<string, unknown>[];
+  const withTargets = (t: unknown[], creds?: unknown) => ({
+    "monitoring:alertmanagers": JSON.stringify(t),
+    "monitoring:alertmanagerCredentials": creds === undefined ? undefined : JSON.stringify(creds),
+  });
+  const am = (extra: Record<string, unknown> = {}) => ({ name: "a", urls: ["https://am.example.com"], ...extra });
+
+  test("the targets are read with the parts each declares; no credential enters the parsed configuration", () => {
+    const c = parse(alerting);
+    expect(c.metrics?.alertmanagers.map((t) => ({ ...t, credentials: [...t.credentials] }))).toEqual([
+      { name: "oncall", urls: targets[0]?.urls, basicAuthUser: "prometheus", tls: { serverName: "alertmanager.example.com" }, credentials: ["password", "ca"] },
+      { name: "sre", urls: ["https://alerts.example.net"], credentials: ["bearerToken", "cert", "key"] },
+      { name: "in-cluster", urls: ["http://alertmanager-operated.observability.svc:9093"], credentials: [] },
+    ]);
+    const text = JSON.stringify(c, (_k, v: unknown) => (v instanceof Set ? [...v] : v));
+    for (const secret of TEST_ALERTMANAGER_SECRET_VALUES) expect(text).not.toContain(secret);
+    expect(parse().metrics?.alertmanagers).toEqual([]);
+  });
+
+  test("combinations that cannot work fail naming the key, and no message quotes a credential", () => {
+    const pem = TEST_ALERTMANAGER_CREDENTIALS.sre;
+    const cases: [unknown[], unknown, string][] = [
+      [[am({ basicAuthUser: "prometheus" })], undefined, "monitoring:alertmanagerCredentials: required: a use credentials (pulumi config set --secret monitoring:alertmanagerCredentials …)"],
+      [[am({ basicAuthUser: "prometheus" })], { a: {} }, "monitoring:alertmanagerCredentials [a.password]: required: target a sets basicAuthUser"],
+      [[am({ basicAuthUser: "prometheus", bearerToken: true })], undefined, "monitoring:alertmanagers [0]: sets basicAuthUser and bearerToken"],
+      [[am()], { a: { password: "pw-Secret1" } }, "monitoring:alertmanagerCredentials [a.password]: not used: target a would need basicAuthUser in monitoring:alertmanagers"],
+      [[am({ tls: { clientCertificate: true } })], { a: { cert: pem.cert } }, "monitoring:alertmanagerCredentials [a.key]: required: target a sets tls.clientCertificate: true"],
+      [[am({ tls: { ca: true } })], { a: { ca: "/etc/ssl/ca-Secret3.pem" } }, "monitoring:alertmanagerCredentials [a.ca]: must be the PEM text of a CA certificate"],
+      [[am({ bearerToken: true })], { a: { bearerToken: "tok-Secret2" }, b: { bearerToken: "tok-Secret2" } }, "monitoring:alertmanagerCredentials [b]: no target of monitoring:alertmanagers is named b"],
+      [[am({ bearerToken: true }), am({ name: "c", urls: ["https://c.example.com"], bearerToken: true })], { a: { bearerToken: "tok-Secret2" } }, "monitoring:alertmanagerCredentials [c]: required: target c uses bearerToken"],
+      [[am({ urls: ["http://am.example.com:9093"], bearerToken: true })], { a: { bearerToken: "tok-Secret2" } }, "monitoring:alertmanagers [0.urls]: must be https"],
+      [[am({ tls: { ca: true, insecureSkipVerify: true } })], { a: { ca: TEST_ALERTMANAGER_CREDENTIALS.oncall.ca } }, "monitoring:alertmanagers [0.tls]: sets ca and insecureSkipVerify"],
+      [[am({ urls: ["https://am-0.example.com/am", "https://am-1.example.com/other"] })], undefined, "monitoring:alertmanagers [0.urls]: must share one scheme and one path"],
+      [[am({ urls: ["https://prometheus:pw-Secret1@am.example.com"] })], undefined, "monitoring:alertmanagers [0.urls.0]: must carry no user, password, query or fragment"],
+      [[am(), am()], undefined, "monitoring:alertmanagers: must not name two targets alike"],
+      [[am({ tls: { insecureSkipVerify: "yes" } })], undefined, "monitoring:alertmanagers [0.tls.insecureSkipVerify]: "],
+      [[am({ bearerToken: true })], "oncall: hunter2-Secret9", 'monitoring:alertmanagerCredentials: must be a JSON object of targets: {"<target name>": {password?, bearerToken?, ca?, cert?, key?}}'],
+    ];
+    for (const [t, creds, expected] of cases) {
+      const lines = problems(() => parse({ ...withTargets(t), "monitoring:alertmanagerCredentials": creds === undefined ? undefined : typeof creds === "string" ? creds : JSON.stringify(creds) }));
+      expect({ expected, lines }).toEqual({ expected, lines: expect.arrayContaining([expect.stringContaining(expected)]) });
+      expect(lines.join("\n")).not.toMatch(/Secret\d|TESTCERT|hunter2/);
+    }
+  });
+
+  test("a secret that could not be read (the offline render) is taken as present, its content unchecked", () => {
+    const c = parse({ ...alerting, "monitoring:alertmanagerCredentials": "[secret]" });
+    expect(c.metrics?.alertmanagers.map((t) => t.name)).toEqual(["oncall", "sre", "in-cluster"]);
+    expect(parse({ "monitoring:alertmanagerCredentials": "[secret]" }).metrics?.alertmanagers).toEqual([]);
+    // And, with workload identity, the stand-in for an s3Password the stack does not use is no conflict.
+    expect(parse({ ...workloadIdentityOverrides(), "monitoring:s3Password": "[secret]" }).logstore?.s3.auth.kind).toBe("workloadIdentity");
+  });
+
+  test("Alertmanagers need the metrics server; credentials need targets", () => {
+    expect(problems(() => parse({ ...alerting, "monitoring:components": JSON.stringify(["logstore", "viewer"]) }))).toContain(
+      "monitoring:alertmanagers: the metrics server sends the alerts: list metrics in monitoring:components",
+    );
+    expect(problems(() => parse({ "monitoring:alertmanagerCredentials": alerting["monitoring:alertmanagerCredentials"] }))).toEqual([
+      "monitoring:alertmanagerCredentials: set, but monitoring:alertmanagers lists no target",
+    ]);
   });
 });

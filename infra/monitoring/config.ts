@@ -1,11 +1,21 @@
-// The `monitoring:` configuration namespace: one zod schema, exactly the spec's key table (plus the viewer's
-// embedding block, see docs/monitoring.md), validated in one pass so that `pulumi preview` prints every offending key at once.
+// The `monitoring:` configuration namespace: one zod schema, the spec's key table plus the viewer's embedding block,
+// the object store's region and workload identity, and the Alertmanagers (docs/monitoring.md), validated in one pass
+// so that `pulumi preview` prints every offending key at once.
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import type { ChartArchiveUse } from "../platform/charts";
-import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
+import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence, UNREADABLE_SECRET } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
-import { chartVersion, dnsSubdomain, labelKey, labelMap, labelValue, nonEmpty } from "../platform/schema-rules";
+import { chartVersion, DEFAULT_S3_REGION, dnsSubdomain, imageReference, labelKey, labelMap, labelValue, nonEmpty, s3Region } from "../platform/schema-rules";
+import {
+  type AlertmanagerTarget,
+  alertmanagerCredentialsSchema,
+  alertmanagerIssues,
+  alertmanagersSchema,
+  alertmanagerTargets,
+  credentialsPresence,
+  needsCredentialsSecret,
+} from "./alertmanagers";
 import { DEFAULT_COLLECTOR_TOLERATIONS, type Toleration } from "./collector-values";
 import {
   type ChartComponent,
@@ -15,15 +25,21 @@ import {
   defaultChartPath,
   PINNED_CHARTS,
 } from "./constants";
+import { awsEndpointRegion, IRSA_ROLE_ANNOTATION, workloadIdentityIssues } from "./s3-identity";
 
 export const CONFIG_NAMESPACE = "monitoring";
 
-/** Keys that hold secrets: read only with `config.requireSecret`, never parsed as plain values. */
-export const SECRET_KEYS = ["s3Password", "viewerAdminPassword"] as const;
+/**
+ * Keys that hold secrets: read only with `config.requireSecret`, never parsed as plain values (the Alertmanager
+ * credentials are validated on a copy whose every value is replaced, see `credentialsPresence`).
+ */
+export const SECRET_KEYS = ["s3Password", "viewerAdminPassword", "alertmanagerCredentials"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
+/** The secret keys that hold one string. */
+const SCALAR_SECRET_KEYS = ["s3Password", "viewerAdminPassword"] as const;
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding", "collectorTolerations"]);
+const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding", "collectorTolerations", "s3ServiceAccountAnnotations", "alertmanagers"]);
 
 /** A Kubernetes toleration (core/v1 Toleration); `Exists` takes no value. */
 const toleration = z
@@ -67,14 +83,26 @@ export const monitoringSchema = z
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
       .optional()
-      .meta(doc("Object store address (cluster-internal, port 9000). Required with `logstore`. `http` makes Loki connect without TLS.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
+      .meta(doc("Object store address: the owning stack's (cluster-internal, port 9000) or a cloud's S3 endpoint. Required with `logstore`. `http` makes Loki connect without TLS.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
     s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
-    s3User: nonEmpty.optional().meta(doc("Object store user; must equal the credentials of the object store's owning stack. Required with `logstore`.", "logstore")),
+    s3Region: s3Region
+      .default(DEFAULT_S3_REGION)
+      .meta(doc("Region the log store and the bucket Job sign S3 requests for, and where the bucket Job creates the bucket. On AWS the bucket's region (it must match a regional `s3Endpoint`); S3-compatible stores take the region they are configured with, most accept any.", "eu-west-1")),
+    s3User: nonEmpty.optional().meta(doc("Object store user; must equal the credentials of the object store's owning stack. Required with `logstore`, unless `s3ServiceAccountAnnotations` is set.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
-    s3Password: secretPresence.optional().meta(doc("Object store password; must equal the owning stack's. Rotating it re-runs the bucket Job and restarts the log store.")),
-    s3ClientImage: nonEmpty
+    s3Password: secretPresence.optional().meta(doc("Object store password; must equal the owning stack's. Required unless `s3ServiceAccountAnnotations` is set. Rotating it re-runs the bucket Job and restarts the log store.")),
+    s3ServiceAccountAnnotations: z
+      .record(labelKey, nonEmpty)
       .optional()
-      .meta(doc(`Image of the S3 client the bucket Job runs; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0")),
+      .meta(
+        doc(
+          `Workload identity on EKS (IRSA) instead of \`s3User\`/\`s3Password\`: annotations of the log store's and the bucket Job's service accounts, with \`${IRSA_ROLE_ANNOTATION}\` naming the IAM role they assume. No key is then set or rendered; \`s3Endpoint\` must be AWS S3. GKE Workload Identity cannot sign S3 requests and is refused (Cloud Storage takes HMAC keys as \`s3User\`/\`s3Password\`). Changing it re-runs the bucket Job and restarts the log store.`,
+          { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
+        ),
+      ),
+    s3ClientImage: imageReference
+      .optional()
+      .meta(doc(`Image of the S3 client the bucket Job runs, with a tag or a digest; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0", `amazon/aws-cli@sha256:${"0".repeat(64)}`)),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
     cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
     nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and applied to no pod (the collector and node-exporter must run on every node; the others run wherever the scheduler puts them).", { "kubernetes.io/os": "linux" })),
@@ -85,6 +113,23 @@ export const monitoringSchema = z
         doc(
           "Tolerations of the collector DaemonSet. Default: every NoSchedule taint (GPU nodes are usually tainted, and a node without a collector ships no logs). Replaces the default when set.",
           [{ operator: "Exists", effect: "NoSchedule" }, { key: "dedicated", operator: "Equal", value: "inference", effect: "NoExecute" }],
+        ),
+      ),
+    alertmanagers: alertmanagersSchema
+      .optional()
+      .meta(
+        doc(
+          "Alertmanagers the metrics server sends its alerts to (the bundled one stays off): targets `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`. The `urls` of one target are the replicas of one Alertmanager cluster (`https://host[:port][/path prefix]`, one scheme and path). `basicAuthUser`, `bearerToken: true`, `tls.ca: true` and `tls.clientCertificate: true` declare what the target uses; the password, token, CA and client certificate and key themselves go in `alertmanagerCredentials`. Needs `metrics`.",
+          [{ name: "oncall", urls: ["https://alertmanager-0.example.com:9093", "https://alertmanager-1.example.com:9093"], basicAuthUser: "prometheus", tls: { ca: true } }],
+          [{ name: "in-cluster", urls: ["http://alertmanager-operated.observability.svc:9093"] }],
+        ),
+      ),
+    // A secret: validated on a copy with every value replaced (parseMonitoringConfig), never read as plain text.
+    alertmanagerCredentials: alertmanagerCredentialsSchema
+      .optional()
+      .meta(
+        doc(
+          "The credentials the `alertmanagers` targets declare, as JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` (`ca`, `cert`, `key` as PEM text); exactly the parts each target declares. Written only to the Secret `metrics-alertmanager-auth` that the metrics server mounts. Changing it restarts the metrics server.",
         ),
       ),
     viewerEmbedding: z
@@ -104,12 +149,28 @@ export const monitoringSchema = z
       // Runs even when other keys already failed, so one message names every offending key.
       const listed = Array.isArray(value.components) ? value.components : [];
       const present = value as Record<string, unknown>;
-      if (present.s3Password === undefined) {
+      const add = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) => {
+        for (const i of issues) ctx.addIssue({ code: "custom", path: [...i.path], message: i.message });
+      };
+      // Workload identity replaces the static keys: they are then neither required nor accepted.
+      const identity = present.s3ServiceAccountAnnotations;
+      const withIdentity = identity !== null && typeof identity === "object";
+      if (withIdentity) {
+        add(workloadIdentityIssues(identity as Record<string, string>, typeof present.s3Endpoint === "string" ? present.s3Endpoint : undefined));
+        for (const key of ["s3User", "s3Password"]) {
+          if (present[key] !== undefined) add([{ path: [key], message: "not used with s3ServiceAccountAnnotations (the pods take credentials from their service account): remove one of the two" }]);
+        }
+      } else if (present.s3Password === undefined) {
         ctx.addIssue({ code: "custom", path: ["s3Password"], message: "required (pulumi config set --secret monitoring:s3Password …)" });
+      }
+      const endpointRegion = typeof present.s3Endpoint === "string" ? awsEndpointRegion(present.s3Endpoint) : undefined;
+      if (endpointRegion !== undefined && typeof present.s3Region === "string" && present.s3Region !== endpointRegion) {
+        add([{ path: ["s3Region"], message: `must be ${endpointRegion}, the region of s3Endpoint: AWS refuses requests signed for another region` }]);
       }
       for (const component of COMPONENTS) {
         if (!listed.includes(component)) continue;
         for (const key of REQUIRED_BY_COMPONENT[component]) {
+          if (key === "s3User" && withIdentity) continue;
           if (present[key] === undefined) {
             const how = (SECRET_KEYS as readonly string[]).includes(key) ? ` (pulumi config set --secret monitoring:${key} …)` : "";
             ctx.addIssue({ code: "custom", path: [key], message: `required because ${component} is enabled${how}` });
@@ -118,6 +179,15 @@ export const monitoringSchema = z
       }
       if (listed.includes("dashboards") && !listed.includes("viewer")) {
         ctx.addIssue({ code: "custom", path: ["components"], message: "dashboards needs viewer listed too (the viewer loads them)" });
+      }
+      if (present.alertmanagers !== undefined) {
+        if (!listed.includes("metrics")) add([{ path: ["alertmanagers"], message: "the metrics server sends the alerts: list metrics in monitoring:components" }]);
+        // Cross-checked only once both keys have their shape (this refinement also runs after other failures).
+        const targets = alertmanagersSchema.safeParse(present.alertmanagers);
+        const credentials = alertmanagerCredentialsSchema.optional().safeParse(present.alertmanagerCredentials);
+        if (targets.success && credentials.success) add(alertmanagerIssues(targets.data, credentials.data));
+      } else if (present.alertmanagerCredentials !== undefined) {
+        add([{ path: ["alertmanagerCredentials"], message: "set, but monitoring:alertmanagers lists no target" }]);
       }
     },
     { when: () => true },
@@ -131,6 +201,11 @@ export interface ChartSettings {
   readonly chartPath: string;
 }
 
+/** How the log store and the bucket Job authenticate to the object store (s3-identity.ts). */
+export type S3Auth =
+  | { readonly kind: "keys"; readonly user: string }
+  | { readonly kind: "workloadIdentity"; readonly serviceAccountAnnotations: Readonly<Record<string, string>> };
+
 /** The validated configuration, shaped per component. Secrets are not in here: see `loadMonitoringSecrets`. */
 export interface MonitoringConfig {
   readonly components: ReadonlySet<Component>;
@@ -141,12 +216,12 @@ export interface MonitoringConfig {
   readonly labelDomain?: string;
   readonly logstore?: ChartSettings & {
     readonly storageClass?: string;
-    readonly s3: { readonly endpoint: string; readonly bucket: string; readonly user: string };
+    readonly s3: { readonly endpoint: string; readonly bucket: string; readonly region: string; readonly auth: S3Auth };
     readonly s3ClientImage: string;
   };
   readonly viewer?: ChartSettings & { readonly embedding?: { readonly subPath: string } };
   readonly collector?: ChartSettings & { readonly labelDomain: string; readonly tolerations: readonly Toleration[] };
-  readonly metrics?: ChartSettings & { readonly storageClass?: string };
+  readonly metrics?: ChartSettings & { readonly storageClass?: string; readonly alertmanagers: readonly AlertmanagerTarget[] };
   readonly dashboards: { readonly logs: boolean; readonly metrics: boolean };
 }
 
@@ -159,7 +234,10 @@ function chart(component: ChartComponent, version: string, override: string | un
  * `platform:labelDomain`. Throws one ConfigError naming every offending key.
  */
 export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): MonitoringConfig {
-  const input = schemaInput(raw, SECRET_KEYS, STRUCTURED_KEYS);
+  const input = schemaInput(raw, SCALAR_SECRET_KEYS, STRUCTURED_KEYS);
+  if (raw.alertmanagerCredentials !== undefined) input.alertmanagerCredentials = credentialsPresence(raw.alertmanagerCredentials, input.alertmanagers);
+  // The offline render stands in for every secret: one the stack does not use is no conflict there.
+  if (raw.s3ServiceAccountAnnotations !== undefined && raw.s3Password === UNREADABLE_SECRET) delete input.s3Password;
   const parsed = monitoringSchema.safeParse(input);
   const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
   const listed = Array.isArray(input.components) ? (input.components as unknown[]) : [];
@@ -179,7 +257,14 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
       ? {
           ...chart("logstore", c.logstoreVersion as string, c.logstoreChartPath),
           storageClass: c.logstoreStorageClass,
-          s3: { endpoint: c.s3Endpoint as string, bucket: c.s3BucketLogstore as string, user: c.s3User as string },
+          s3: {
+            endpoint: c.s3Endpoint as string,
+            bucket: c.s3BucketLogstore as string,
+            region: c.s3Region,
+            auth: c.s3ServiceAccountAnnotations
+              ? { kind: "workloadIdentity", serviceAccountAnnotations: c.s3ServiceAccountAnnotations }
+              : { kind: "keys", user: c.s3User as string },
+          },
           s3ClientImage: c.s3ClientImage ?? DEFAULT_S3_CLIENT_IMAGE,
         }
       : undefined,
@@ -195,7 +280,11 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
       : undefined,
     // The key table has no metrics version or path key: the metrics chart is pinned here (see docs/monitoring.md).
     metrics: on.has("metrics")
-      ? { ...chart("metrics", PINNED_CHARTS.metrics.version, undefined), storageClass: c.metricsStorageClass }
+      ? {
+          ...chart("metrics", PINNED_CHARTS.metrics.version, undefined),
+          storageClass: c.metricsStorageClass,
+          alertmanagers: alertmanagerTargets(c.alertmanagers ?? []),
+        }
       : undefined,
     dashboards: { logs: on.has("dashboards") && on.has("viewer"), metrics: on.has("dashboards") && on.has("viewer") && on.has("metrics") },
   };
@@ -227,15 +316,20 @@ export function loadMonitoringConfig(): MonitoringConfig {
 }
 
 export interface MonitoringSecrets {
-  readonly s3Password: pulumi.Output<string>;
+  /** Absent with workload identity (`s3ServiceAccountAnnotations`). */
+  readonly s3Password?: pulumi.Output<string>;
   readonly viewerAdminPassword?: pulumi.Output<string>;
+  /** `alertmanagerCredentials` (JSON), when a target of `alertmanagers` uses credentials. */
+  readonly alertmanagerCredentials?: pulumi.Output<string>;
 }
 
 /** The secrets, only ever as secret Outputs. Call after `loadMonitoringConfig` succeeded. */
 export function loadMonitoringSecrets(cfg: MonitoringConfig): MonitoringSecrets {
   const config = new pulumi.Config(CONFIG_NAMESPACE);
   return {
-    s3Password: config.requireSecret("s3Password"),
+    // Only the log store and its bucket Job use it (required by the schema unless workload identity replaces it).
+    s3Password: cfg.logstore?.s3.auth.kind === "keys" ? config.requireSecret("s3Password") : undefined,
     viewerAdminPassword: cfg.viewer ? config.requireSecret("viewerAdminPassword") : undefined,
+    alertmanagerCredentials: cfg.metrics && needsCredentialsSecret(cfg.metrics.alertmanagers) ? config.requireSecret("alertmanagerCredentials") : undefined,
   };
 }

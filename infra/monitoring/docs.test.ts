@@ -1,9 +1,13 @@
 // docs/monitoring.md against the code it describes: every dashboard, panel and query, every collector stream label,
 // dropped path and drop reason, every scrape job, the spec → Loki path mapping and the secret keys. A dashboard or
 // label added, renamed or changed in the code fails here until the page says so.
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
 import { codeSpans, readDoc } from "../platform/docs-testing";
 import { buildCollectorConfig, PROBE_PATHS, streamLabels } from "./collector-config";
-import { ALERT_RULES } from "./alert-rules";
+import { ALERT_RULES, alertingRulesFile } from "./alert-rules";
 import { QUALIFIED_SECRET_KEYS } from "./config";
 import { LOGSTORE_API_PATHS, PINNED_CHARTS, SERVICES } from "./constants";
 import { logDashboards, metricsDashboards } from "./dashboards/definitions";
@@ -80,6 +84,35 @@ describe("docs/monitoring.md", () => {
     for (const r of ALERT_RULES) {
       expect({ alert: r.alert, row: section.some((l) => l.startsWith(`| \`${r.alert}\` | \`${r.expr}\``)) }).toEqual({ alert: r.alert, row: true });
       expect({ alert: r.alert, runbook: section.includes(`- **${r.alert}**: ${r.runbook}`) }).toEqual({ alert: r.alert, runbook: true });
+    }
+  });
+
+  // amtool comes from Debian's `prometheus-alertmanager` package (.ci/apt-packages): skipped without it, in CI required.
+  const withAmtool = spawnSync("amtool", ["--version"]).status === 0 || process.env.CI ? test : test.skip;
+  withAmtool("the Alertmanager example of Receiving the alerts is valid for amtool and routes every platform alert by its severity", () => {
+    const start = lines.indexOf("### Receiving the alerts");
+    const end = lines.findIndex((l, i) => i > start && /^##/.test(l));
+    const section = lines.slice(start, end).join("\n");
+    const example = /```yaml\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(example).toBeDefined();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "amtool-"));
+    try {
+      const file = path.join(dir, "alertmanager.yml");
+      fs.writeFileSync(file, example as string);
+      const check = spawnSync("amtool", ["check-config", file], { encoding: "utf8" });
+      expect({ status: check.status, out: check.stdout + check.stderr }).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+      const receiver = (labels: Record<string, string>) =>
+        spawnSync("amtool", ["config", "routes", "test", `--config.file=${file}`, ...Object.entries(labels).map(([k, v]) => `${k}=${v}`)], { encoding: "utf8" }).stdout.trim();
+      // The labels each alert carries, from the rule file the server loads.
+      const rules = alertingRulesFile().groups.flatMap((g) => g.rules) as { alert: string; labels: Record<string, string> }[];
+      expect(rules.length).toBe(ALERT_RULES.length);
+      for (const r of rules) {
+        const expected = r.labels.severity === "critical" ? "ai-platform-oncall" : "ai-platform-chat";
+        expect([r.alert, receiver({ alertname: r.alert, ...r.labels })]).toEqual([r.alert, expected]);
+      }
+      expect(receiver({ alertname: "SomeoneElses", severity: "critical" })).toBe("default");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -11,8 +11,13 @@ export interface LogstoreValuesArgs {
   /** `s3Endpoint`, e.g. http://objectstore.app-shaide.svc.cluster.local:9000 */
   readonly s3Endpoint: string;
   readonly bucket: string;
-  /** Secret holding AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; injected as env, referenced from the config. */
-  readonly credentialsSecretName: string;
+  /** `s3Region`: the region requests are signed for. */
+  readonly region: string;
+  /**
+   * Static keys: the Secret holding AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, injected as env and referenced from
+   * the config. Workload identity: the annotations of Loki's service account, and no key anywhere.
+   */
+  readonly credentials: { readonly secretName: string } | { readonly serviceAccountAnnotations: Readonly<Record<string, string>> };
   readonly storageClass?: string;
   /** Annotations of the log store pod (the credentials digest, so a rotation restarts it). */
   readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
@@ -49,6 +54,8 @@ export function s3EndpointParts(url: string): { endpoint: string; insecure: bool
 
 export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, unknown> {
   const { endpoint, insecure } = s3EndpointParts(args.s3Endpoint);
+  const secretName = "secretName" in args.credentials ? args.credentials.secretName : undefined;
+  const serviceAccountAnnotations = "serviceAccountAnnotations" in args.credentials ? args.credentials.serviceAccountAnnotations : undefined;
   const dataDir = LOGSTORE_DATA_DIR;
   return {
     // Community chart >= 12: "Monolithic" is the single-binary mode (SingleBinary is the deprecated alias).
@@ -88,10 +95,12 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
           endpoint,
           insecure,
           s3ForcePathStyle: true,
-          region: "us-east-1",
-          // Expanded by Loki from the pod environment, so the rendered config holds no credential.
-          accessKeyId: `\${${S3_ENV.accessKeyId}}`,
-          secretAccessKey: `\${${S3_ENV.secretAccessKey}}`,
+          region: args.region,
+          // Expanded by Loki from the pod environment, so the rendered config holds no credential. Without them
+          // (workload identity) Loki's S3 client takes the default AWS credential chain.
+          ...(secretName
+            ? { accessKeyId: `\${${S3_ENV.accessKeyId}}`, secretAccessKey: `\${${S3_ENV.secretAccessKey}}` }
+            : {}),
         },
       },
       podSecurityContext: chartPodSecurityContext(IMAGE_IDENTITIES.loki, args.fixedUserIds),
@@ -99,13 +108,15 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
     },
     // Loki never calls the Kubernetes API: no token in the pod, and (rules sidecar off, RBAC namespaced) no Role or
     // ClusterRole at all. The chart's default ClusterRole reads every ConfigMap and Secret of the cluster.
-    serviceAccount: { automountServiceAccountToken: false },
+    // With workload identity its annotations name the cloud role (EKS's webhook then injects the role and a token of
+    // its own, whatever automountServiceAccountToken says).
+    serviceAccount: { automountServiceAccountToken: false, ...(serviceAccountAnnotations ? { annotations: { ...serviceAccountAnnotations } } : {}) },
     defaults: { automountServiceAccountToken: false },
     rbac: { namespaced: true },
     sidecar: { rules: { enabled: false } },
     // One replica: the chart runs exactly one monolith unless replicas > 1 (and refuses more without object storage).
     singleBinary: {
-      extraEnvFrom: [{ secretRef: { name: args.credentialsSecretName } }],
+      ...(secretName ? { extraEnvFrom: [{ secretRef: { name: secretName } }] } : {}),
       resources: RESOURCES.logstore,
       persistence: {
         enabled: true,

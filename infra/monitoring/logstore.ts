@@ -1,5 +1,6 @@
-// The log store component: S3 credentials Secret, bucket Job, NetworkPolicy and the Loki chart, which waits for
-// the Job to complete (Pulumi's Kubernetes provider awaits Job completion before dependents are created).
+// The log store component: S3 credentials Secret (or, with workload identity, the bucket Job's annotated service
+// account), bucket Job, NetworkPolicy and the Loki chart, which waits for the Job to complete (Pulumi's Kubernetes
+// provider awaits Job completion before dependents are created).
 // The Job is not retained: it is replaced (deleted, then created under the same name) when it failed on an earlier
 // `up` (pulumi.com/replaceUnready) or when its inputs or the credentials change (a digest on its pod template), so
 // fixing the credentials and running `pulumi up` again runs it again. The same digest rolls the log store's pod.
@@ -22,9 +23,15 @@ export interface LogstoreArgs {
   readonly storageClass?: string;
   readonly s3Endpoint: string;
   readonly bucket: string;
-  readonly s3User: string;
-  /** Secret Output from `config.requireSecret`; only ever written into a Kubernetes Secret. */
-  readonly s3Password: pulumi.Input<string>;
+  /** `s3Region`. */
+  readonly region: string;
+  /**
+   * Static keys (the password a secret Output from `config.requireSecret`, only ever written into a Kubernetes
+   * Secret), or workload identity: the annotations of the service accounts of the log store and the bucket Job.
+   */
+  readonly auth:
+    | { readonly kind: "keys"; readonly user: string; readonly password: pulumi.Input<string> }
+    | { readonly kind: "workloadIdentity"; readonly serviceAccountAnnotations: Readonly<Record<string, string>> };
   readonly s3ClientImage: string;
   /** Labels of the log store and bucket Job pods (the platform label). */
   readonly podLabels?: Readonly<Record<string, string>>;
@@ -40,13 +47,16 @@ export interface LogstoreArgs {
 export const CREDENTIALS_DIGEST = digestAnnotation("s3-credentials");
 
 export const LOGSTORE_CREDENTIALS_SECRET = "logstore-s3-credentials";
+/** The bucket Job's service account with workload identity (it runs as the namespace's default one otherwise). */
+export const BUCKET_JOB_SERVICE_ACCOUNT = BUCKET_JOB_NAME;
 export const BUCKET_SCRIPT_CONFIGMAP = "logstore-create-bucket-script";
 
 /** Pod labels the Loki chart puts on the monolithic pod (release name `logstore`). */
 export const LOGSTORE_POD_SELECTOR = { "app.kubernetes.io/instance": SERVICES.logstore.name } as const;
 
 export class Logstore extends pulumi.ComponentResource {
-  readonly credentials: k8s.core.v1.Secret;
+  /** The S3 keys (static keys), or the bucket Job's annotated service account (workload identity). */
+  readonly credentials: k8s.core.v1.Secret | k8s.core.v1.ServiceAccount;
   readonly bucketJob: k8s.batch.v1.Job;
   readonly networkPolicy: k8s.networking.v1.NetworkPolicy;
   readonly chart: k8s.helm.v4.Chart;
@@ -59,18 +69,26 @@ export class Logstore extends pulumi.ComponentResource {
     super("ai-platform:monitoring:Logstore", name, {}, opts);
     const labels = standardLabels(SERVICES.logstore.name, "logstore");
 
-    this.credentials = new k8s.core.v1.Secret(
-      LOGSTORE_CREDENTIALS_SECRET,
-      {
-        metadata: { name: LOGSTORE_CREDENTIALS_SECRET, namespace: args.namespace, labels },
-        type: "Opaque",
-        stringData: {
-          [S3_ENV.accessKeyId]: args.s3User,
-          [S3_ENV.secretAccessKey]: pulumi.secret(args.s3Password),
-        },
-      },
-      { parent: this, ...RETAIN },
-    );
+    const auth = args.auth;
+    this.credentials =
+      auth.kind === "keys"
+        ? new k8s.core.v1.Secret(
+            LOGSTORE_CREDENTIALS_SECRET,
+            {
+              metadata: { name: LOGSTORE_CREDENTIALS_SECRET, namespace: args.namespace, labels },
+              type: "Opaque",
+              stringData: { [S3_ENV.accessKeyId]: auth.user, [S3_ENV.secretAccessKey]: pulumi.secret(auth.password) },
+            },
+            { parent: this, ...RETAIN },
+          )
+        : new k8s.core.v1.ServiceAccount(
+            BUCKET_JOB_SERVICE_ACCOUNT,
+            {
+              metadata: { name: BUCKET_JOB_SERVICE_ACCOUNT, namespace: args.namespace, labels: standardLabels(BUCKET_JOB_NAME, "logstore"), annotations: { ...auth.serviceAccountAnnotations } },
+              automountServiceAccountToken: false,
+            },
+            { parent: this, ...RETAIN },
+          );
 
     const script = new k8s.core.v1.ConfigMap(
       BUCKET_SCRIPT_CONFIGMAP,
@@ -82,7 +100,11 @@ export class Logstore extends pulumi.ComponentResource {
     );
 
     const scriptDigest = createHash("sha256").update(bucketScript()).digest("hex").slice(0, 16);
-    this.credentialsDigest = secretDigest(args.digestKey, "s3-credentials", args.s3User, args.s3Password);
+    // A new role is injected into pods only when they are created: a change replaces the Job and rolls the log store.
+    this.credentialsDigest =
+      auth.kind === "keys"
+        ? secretDigest(args.digestKey, "s3-credentials", auth.user, auth.password)
+        : secretDigest(args.digestKey, "s3-credentials", JSON.stringify(Object.entries(auth.serviceAccountAnnotations).sort()));
     this.bucketJob = new k8s.batch.v1.Job(
       BUCKET_JOB_NAME,
       {
@@ -91,7 +113,8 @@ export class Logstore extends pulumi.ComponentResource {
           image: args.s3ClientImage,
           s3Endpoint: args.s3Endpoint,
           bucket: args.bucket,
-          credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
+          region: args.region,
+          credentials: auth.kind === "keys" ? { secretName: LOGSTORE_CREDENTIALS_SECRET } : { serviceAccountName: BUCKET_JOB_SERVICE_ACCOUNT },
           scriptConfigMapName: BUCKET_SCRIPT_CONFIGMAP,
           podLabels: args.podLabels,
           fixedUserIds: args.fixedUserIds,
@@ -126,7 +149,8 @@ export class Logstore extends pulumi.ComponentResource {
         values: buildLogstoreValues({
           s3Endpoint: args.s3Endpoint,
           bucket: args.bucket,
-          credentialsSecretName: LOGSTORE_CREDENTIALS_SECRET,
+          region: args.region,
+          credentials: auth.kind === "keys" ? { secretName: LOGSTORE_CREDENTIALS_SECRET } : { serviceAccountAnnotations: auth.serviceAccountAnnotations },
           storageClass: args.storageClass,
           podAnnotations: { [CREDENTIALS_DIGEST]: this.credentialsDigest },
           podLabels: args.podLabels,

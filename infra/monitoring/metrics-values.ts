@@ -1,6 +1,8 @@
 // Helm values of the metrics server (prometheus-community Prometheus chart 29.21.0, with its kube-state-metrics and
 // node-exporter subcharts). Pure function; rendered with the real chart in render.test.ts, which also checks that
 // every key here is read by a template.
+import type * as pulumi from "@pulumi/pulumi";
+import { ALERTMANAGER_AUTH } from "./alertmanagers";
 import { chartContainerSecurityContext, chartPodSecurityContext, IMAGE_IDENTITIES } from "./chart-security";
 import { SERVICES } from "./constants";
 import { RESOURCES } from "./resources";
@@ -13,6 +15,12 @@ export interface MetricsValuesArgs {
   readonly podLabels?: Readonly<Record<string, string>>;
   /** `cluster:fixedUserIds`: run as `nobody` (65534) as the images are built, or let the cluster assign the ids. */
   readonly fixedUserIds: boolean;
+  /** Prometheus `alertmanager_config` entries (alertmanagers.ts), the chart's `server.alertmanagers`. */
+  readonly alertmanagers?: readonly Record<string, unknown>[];
+  /** Mount the Secret of the Alertmanager credentials, whose files those entries name. */
+  readonly mountAlertmanagerAuth?: boolean;
+  /** Annotations of the server pod (the credentials digest, so a change rolls it). */
+  readonly serverPodAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
 }
 
 /** The spec's scrape jobs (chart >= 28 keys them by job name). */
@@ -61,9 +69,17 @@ export function buildMetricsValues(args: MetricsValuesArgs): Record<string, unkn
       securityContext: podSecurity,
       containerSecurityContext: containerSecurity,
       ...labels,
+      // Existing Alertmanagers only (the bundled one is off below): the chart writes them as `alerting.alertmanagers`.
+      ...(args.alertmanagers && args.alertmanagers.length > 0 ? { alertmanagers: args.alertmanagers.map((a) => ({ ...a })) } : {}),
+      // Mounted whole (no subPath), so the kubelet keeps the files up to date when the Secret changes.
+      ...(args.mountAlertmanagerAuth
+        ? { extraSecretMounts: [{ name: ALERTMANAGER_AUTH.volume, mountPath: ALERTMANAGER_AUTH.mountPath, secretName: ALERTMANAGER_AUTH.secretName, readOnly: true }] }
+        : {}),
+      ...(args.serverPodAnnotations ? { podAnnotations: { ...args.serverPodAnnotations } } : {}),
     },
     configmapReload: { prometheus: { resources: RESOURCES.metricsConfigReloader, containerSecurityContext: containerSecurity } },
-    // Alert rules are evaluated by the server and shown on its /alerts page (no alert manager: spec).
+    // Alert rules are evaluated by the server and shown on its /alerts page; the spec's bundled alert manager stays
+    // off, and `server.alertmanagers` above sends to the operator's own.
     serverFiles: { "alerting_rules.yml": args.alertingRules },
     alertmanager: { enabled: false },
     "prometheus-pushgateway": { enabled: false },

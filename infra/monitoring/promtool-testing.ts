@@ -28,3 +28,31 @@ export function promtool(command: "check" | "test", rules: unknown, tests: reado
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * `promtool check config` on a Prometheus configuration as a pod would read it: every absolute path it names
+ * (`*_file` fields, `rule_files`) is moved under a scratch root, where `files` (absolute path in the pod → content)
+ * are written. A file the configuration names that `files` lacks is missing there, as it would be in the pod.
+ */
+export function promtoolCheckConfig(config: unknown, files: Readonly<Record<string, string>>): PromtoolResult {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "promtool-config-"));
+  const rooted = (p: string) => (p.startsWith("/") ? path.join(root, p) : p);
+  const relocate = (v: unknown, key?: string): unknown => {
+    if (typeof v === "string") return key !== undefined && (key.endsWith("_file") || key === "rule_files") ? rooted(v) : v;
+    if (Array.isArray(v)) return v.map((x) => relocate(x, key === "rule_files" ? key : undefined));
+    if (v !== null && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, relocate(x, k)]));
+    return v;
+  };
+  try {
+    for (const [file, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(rooted(file)), { recursive: true });
+      fs.writeFileSync(rooted(file), content);
+    }
+    const configFile = path.join(root, "prometheus.yml");
+    fs.writeFileSync(configFile, stringify(relocate(config)));
+    const r = spawnSync("promtool", ["check", "config", configFile], { encoding: "utf8", cwd: root });
+    return { status: r.status, out: r.stdout + r.stderr };
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}

@@ -11,7 +11,8 @@ const logstore = (over: Partial<Parameters<typeof buildLogstoreValues>[0]> = {})
   buildLogstoreValues({
     s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000",
     bucket: "logstore-chunks",
-    credentialsSecretName: "logstore-s3-credentials",
+    region: "us-east-1",
+    credentials: { secretName: "logstore-s3-credentials" },
     storageClass: "hostpath",
     fixedUserIds: true,
     ...over,
@@ -83,6 +84,15 @@ describe("log store values (Loki, monolithic)", () => {
     // The chart passes -config.expand-env=true itself: the values must not add it a second time.
     expect(v.singleBinary.extraArgs).toBeUndefined();
     expect(v.singleBinary.extraEnvFrom).toEqual([{ secretRef: { name: "logstore-s3-credentials" } }]);
+  });
+
+  test("workload identity: the service account carries the annotations; no key, no key reference, no Secret in the pod", () => {
+    const annotations = { "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/logstore" };
+    const w = logstore({ s3Endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1", credentials: { serviceAccountAnnotations: annotations } });
+    expect(w.serviceAccount).toEqual({ automountServiceAccountToken: false, annotations });
+    expect(w.loki.storage.s3).toEqual({ endpoint: "s3.eu-west-1.amazonaws.com:443", insecure: false, s3ForcePathStyle: true, region: "eu-west-1" });
+    expect(w.singleBinary.extraEnvFrom).toBeUndefined();
+    expect(v.serviceAccount.annotations).toBeUndefined();
   });
 });
 

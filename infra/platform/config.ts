@@ -12,6 +12,12 @@ export function doc(description: string, ...examples: unknown[]): { description:
   return examples.length > 0 ? { description, examples } : { description };
 }
 
+/** A problem with one key (and the path inside it), as a schema's cross-key check reports it. */
+export interface KeyIssue {
+  readonly path: readonly (string | number)[];
+  readonly message: string;
+}
+
 /** Thrown for invalid stack configuration; the message lists every offending key, one per line. */
 export class ConfigError extends Error {
   constructor(
@@ -84,6 +90,13 @@ export function decodeStructured(raw: string): unknown {
     return raw;
   }
 }
+
+/**
+ * The value of a secret that could not be read: the offline render (and tests on the mock engine) cannot decrypt a
+ * stack file's ciphertext, and stand in this for every secret. Validation takes such a secret as present, with a
+ * content it cannot check.
+ */
+export const UNREADABLE_SECRET = "[secret]";
 
 /** Stands in for a secret value during validation: schemas check a secret's presence only, never its value. */
 export const SECRET_PRESENT = "<set>";

@@ -4,13 +4,14 @@ import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeState from "@pulumi/pulumi/runtime/state";
 import { resetClusterChecks, settleClusterChecks } from "./cluster-checks";
+import { UNREADABLE_SECRET } from "./config";
 
 /** Pulumi marks secret values on the wire with this signature (see @pulumi/pulumi runtime/rpc). */
 const SIG_KEY = "4dabf18193072939515e22adb298388d";
 const SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270";
 
 /** What replaces a secret value everywhere a recorded input is shown. */
-export const SECRET_PLACEHOLDER = "[secret]";
+export const SECRET_PLACEHOLDER = UNREADABLE_SECRET;
 
 export interface ResourceRecord {
   /** Pulumi type token, e.g. `kubernetes:core/v1:ConfigMap`. */

@@ -36,3 +36,31 @@ export const quantity = z.string().regex(/^[0-9]+(\.[0-9]+)?(m|k|M|G|T|Ki|Mi|Gi|
 
 /** Gateway API durations (GEP-2257): `1h`, `30s`, `500ms`, `0s`. */
 export const gatewayDuration = z.string().regex(/^([0-9]{1,5}(h|m|s|ms)){1,4}$/, "must be a Gateway API duration such as 600s or 10m");
+
+/**
+ * The region an S3 client signs its requests for (SigV4): an AWS region such as `us-east-1`, or the name another
+ * store answers to (`auto` on Google Cloud Storage, `default` on many Ceph gateways). S3-compatible stores without
+ * regions accept any name; AWS refuses a request signed for another region than the bucket's.
+ */
+export const s3Region = z.string().regex(/^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/, "must be a region name such as us-east-1 (lowercase letters, digits and '-')");
+/** The region S3 clients sign with where a stack names none (AWS's first region; what S3-compatible stores expect). */
+export const DEFAULT_S3_REGION = "us-east-1";
+
+// A container image reference as container runtimes parse it (the distribution project's reference grammar):
+// [host[:port]/]path[:tag][@sha256:<64 hex>]. A host is told apart from the first path component by its '.' or ':'
+// (or by being `localhost`), as the runtimes do.
+const HOST_LABEL = String.raw`[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?`;
+const IMAGE_HOST = String.raw`(?:localhost(?::[0-9]+)?|${HOST_LABEL}(?:\.${HOST_LABEL})+(?::[0-9]+)?|${HOST_LABEL}:[0-9]+)`;
+const IMAGE_PATH_COMPONENT = String.raw`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*`;
+const IMAGE_REFERENCE = new RegExp(
+  String.raw`^(?:${IMAGE_HOST}/)?${IMAGE_PATH_COMPONENT}(?:/${IMAGE_PATH_COMPONENT})*(?<tag>:[\w][\w.-]{0,127})?(?<digest>@sha256:[a-f0-9]{64})?$`,
+);
+
+/** An image with a tag, a digest or both (`repo:tag`, `repo@sha256:…`, `repo:tag@sha256:…`); a bare repository is refused. */
+export const imageReference = z
+  .string()
+  .max(255, "must be at most 255 characters")
+  .refine((ref) => {
+    const m = IMAGE_REFERENCE.exec(ref);
+    return m !== null && (m.groups?.tag !== undefined || m.groups?.digest !== undefined);
+  }, "must be an image reference with a tag or a digest, such as registry.example.com/mirror/aws-cli:2.22.0 or amazon/aws-cli@sha256:<64 hex digits>");

@@ -91,15 +91,21 @@ describe("serving config", () => {
     expect(c.gatewayNamespace).toBeUndefined();
   });
 
-  test("secrets are seen as present, never read as values; S3 weights bring the default downloader image", () => {
+  test("secrets are seen as present, never read as values; S3 weights bring the default downloader image and region", () => {
     const c = parse({
       "serving:hfToken": "hf_abc",
       "serving:weightsS3": JSON.stringify({ endpoint: "http://objectstore:9000", accessKeyId: "reader" }),
       "serving:weightsS3SecretKey": "s3cr3t",
     });
     expect(c.hasHfToken).toBe(true);
-    expect(c.weightsS3).toEqual({ endpoint: "http://objectstore:9000", accessKeyId: "reader", image: "amazon/aws-cli:2.27.9" });
+    expect(c.weightsS3).toEqual({ endpoint: "http://objectstore:9000", accessKeyId: "reader", region: "us-east-1", image: "amazon/aws-cli:2.27.9" });
     expect(JSON.stringify(c)).not.toMatch(/hf_abc|s3cr3t/);
+  });
+
+  test("serving:weightsS3.region takes a region name and refuses anything else, naming the key", () => {
+    const s3 = (region: string) => ({ "serving:weightsS3": JSON.stringify({ endpoint: "https://s3.eu-west-1.amazonaws.com", accessKeyId: "reader", region }), "serving:weightsS3SecretKey": "s3cr3t" });
+    expect(parse(s3("eu-west-1")).weightsS3?.region).toBe("eu-west-1");
+    expect(problems(s3("EU West"))).toContain("serving:weightsS3 [region]: must be a region name such as us-east-1");
   });
 
   test("a swap names two listed models, one pair per model, the outgoing one not scaled up", () => {

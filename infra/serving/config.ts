@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
 import { type ChartArchiveUse, chartArchivePath, REPO_ROOT } from "../platform/charts";
-import { chartVersion, dnsLabel, dnsSubdomain, nonEmpty } from "../platform/schema-rules";
+import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, nonEmpty, s3Region } from "../platform/schema-rules";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_DRAIN_SECONDS, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
@@ -113,6 +113,7 @@ export const servingSchema = z
       .strictObject({
         endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
         accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
+        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs its requests for: on AWS the bucket's region; S3-compatible stores take the one they are configured with.", "eu-west-1")),
         image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
       })
       .optional()
@@ -206,7 +207,7 @@ export interface ServingConfig {
   readonly weightsCache: { readonly accessMode: "ReadWriteMany" | "ReadWriteOnce"; readonly storageClass?: string; readonly retain: boolean };
   /** `serving:hfToken` is set (its value is read only as a secret Output, see loadServingSecrets). */
   readonly hasHfToken: boolean;
-  readonly weightsS3?: { readonly endpoint: string; readonly accessKeyId: string; readonly image: string };
+  readonly weightsS3?: { readonly endpoint: string; readonly accessKeyId: string; readonly region: string; readonly image: string };
   readonly drainSeconds: number;
   /** `{incoming: outgoing}` swaps. */
   readonly replaces: Readonly<Record<string, string>>;

@@ -38,7 +38,7 @@ export interface WeightsArgs {
   /** Secret holding HF_TOKEN, when the stack has one. */
   readonly tokenSecret?: string;
   /** Object store of s3:// weights and the Secret with its credentials. */
-  readonly s3?: { readonly endpoint: string; readonly credentialsSecret: string; readonly image: string };
+  readonly s3?: { readonly endpoint: string; readonly region: string; readonly credentialsSecret: string; readonly image: string };
   /** The download Job's user (cluster:fixedUserIds), so it can write the volume. */
   readonly identity?: PodIdentity;
 }

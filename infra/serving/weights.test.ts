@@ -117,7 +117,7 @@ describe("the download Job", () => {
 
         const source = weightsSource("s3://models/meta/llama-3.3-70b");
         if (source.kind !== "s3") throw new Error("s3 expected");
-        const spec = buildDownloadJobSpec({ ...base, slug: "llama", source, image: "amazon/aws-cli:2.27.9", s3: { endpoint, credentialsSecret: "weights-s3" } }) as JobSpec;
+        const spec = buildDownloadJobSpec({ ...base, slug: "llama", source, image: "amazon/aws-cli:2.27.9", s3: { endpoint, region: "eu-west-1", credentialsSecret: "weights-s3" } }) as JobSpec;
         const c = spec.template.spec.containers[0] as Container;
         // The volume: the Job's mount path, mapped to a local folder.
         const volume = path.join(dir, "volume");
@@ -125,6 +125,8 @@ describe("the download Job", () => {
         const command = c.command.map((a) => a.replace(MODEL_CACHE_MOUNT, volume));
         const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? creds[e.valueFrom?.secretKeyRef.key as keyof typeof creds]]));
         expect(Object.keys(env).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_DEFAULT_REGION", "AWS_SECRET_ACCESS_KEY", "HOME"]);
+        // serving:weightsS3.region: what the CLI signs for.
+        expect(env.AWS_DEFAULT_REGION).toBe("eu-west-1");
         const first = await run(command, { ...env, HOME: dir } as Record<string, string>);
         expect(first).toEqual({ code: 0, err: "" });
         // pvc://weights-llama/llama-3.3-70b: the chart serves <mountPath>/llama-3.3-70b.

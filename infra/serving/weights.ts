@@ -89,8 +89,8 @@ export interface DownloadJobArgs {
   readonly registryUrl?: string;
   /** Secret with HF_TOKEN, for gated repositories. */
   readonly tokenSecret?: string;
-  /** S3 endpoint and the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
-  readonly s3?: { readonly endpoint: string; readonly credentialsSecret: string };
+  /** S3 endpoint, the region to sign for (`serving:weightsS3.region`) and the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. */
+  readonly s3?: { readonly endpoint: string; readonly region: string; readonly credentialsSecret: string };
   readonly nodeSelector: Readonly<Record<string, string>>;
   readonly tolerations: readonly Record<string, unknown>[];
   readonly podSecurityContext: Record<string, unknown>;
@@ -111,8 +111,8 @@ export function buildDownloadJobSpec(args: DownloadJobArgs): Record<string, unkn
   } else {
     const s3 = args.s3 as NonNullable<DownloadJobArgs["s3"]>;
     command = ["aws", "s3", "sync", `s3://${args.source.bucket}/${args.source.prefix}`, `${MOUNT}/${s3Dir(args.source)}`, "--endpoint-url", s3.endpoint, "--only-show-errors"];
-    // S3-compatible stores accept any region; the CLI wants one to sign with.
-    env.push({ name: "AWS_DEFAULT_REGION", value: "us-east-1" });
+    // The CLI signs for this region; AWS refuses another than the bucket's, S3-compatible stores mostly accept any.
+    env.push({ name: "AWS_DEFAULT_REGION", value: s3.region });
     for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
   }
   return {

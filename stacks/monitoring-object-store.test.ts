@@ -1,0 +1,108 @@
+// The log store's object store on a real cloud, as the real Loki chart renders it with the program's values: the
+// region (`monitoring:s3Region`), workload identity instead of static keys (`monitoring:s3ServiceAccountAnnotations`,
+// EKS IRSA) and the bucket Job's S3 client image (`monitoring:s3ClientImage`). The bucket Job is declared by the
+// program itself, so it is checked as the program declares it.
+import { parse } from "yaml";
+import { BUCKET_JOB_NAME } from "../infra/monitoring/constants";
+import { BUCKET_SCRIPT_CONFIGMAP, LOGSTORE_CREDENTIALS_SECRET } from "../infra/monitoring/logstore";
+import { fullConfig, TEST_ROLE_ARN, TEST_S3_PASSWORD, workloadIdentityOverrides } from "../infra/monitoring/testing";
+import { describeWithCharts, type Manifest } from "../infra/platform/helm";
+import { allContainers, type Container, type PodOwner, podOwners } from "../infra/platform/manifests";
+import { revealSecrets } from "../infra/platform/mocks";
+import { MONITORING_CHARTS, type RenderedMonitoring, renderMonitoring } from "./monitoring-charts";
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const LOGSTORE_ONLY = { "monitoring:components": JSON.stringify(["logstore"]) };
+const IRSA = { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN };
+
+function find(objects: readonly Manifest[], kind: string, name: string): Obj {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) throw new Error(`no ${kind}/${name}; rendered: ${objects.map((x) => `${x.kind}/${x.metadata.name}`).join(", ")}`);
+  return o as Obj;
+}
+function workload(objects: readonly Manifest[], name: string): { pod: PodOwner; main: Container } {
+  const pod = podOwners(objects).find((x) => x.name === name);
+  if (!pod) throw new Error(`no workload ${name}`);
+  return { pod, main: allContainers(pod)[0] as Container };
+}
+const logstore = (r: RenderedMonitoring) => r.charts.logstore?.objects ?? [];
+const lokiConfig = (r: RenderedMonitoring) => parse(find(logstore(r), "ConfigMap", "logstore").data["config.yaml"]) as Obj;
+const job = (r: RenderedMonitoring) => workload(r.direct, BUCKET_JOB_NAME);
+const env = (c: Container) => Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
+
+describeWithCharts("the log store's object store, rendered by the real chart", MONITORING_CHARTS.filter((c) => c.component === "logstore"), ({ helm, archive }) => {
+  let keys: RenderedMonitoring;
+  let irsa: RenderedMonitoring;
+  beforeAll(async () => {
+    const digest = `sha256:${"0123456789abcdef".repeat(4)}`;
+    keys = await renderMonitoring(
+      helm,
+      fullConfig({ ...LOGSTORE_ONLY, "monitoring:s3Region": "eu-central-1", "monitoring:s3ClientImage": `registry.internal/mirror/aws-cli:2.22.0@${digest}` }),
+      archive,
+    );
+    irsa = await renderMonitoring(helm, fullConfig({ ...LOGSTORE_ONLY, ...workloadIdentityOverrides() }), archive);
+  }, 120_000);
+
+  test("s3Region: Loki signs for it and the bucket Job creates the bucket there", () => {
+    expect(lokiConfig(keys).common.storage.s3).toMatchObject({ region: "eu-central-1", endpoint: "objectstore.app-shaide.svc.cluster.local:9000", insecure: true });
+    expect(env(job(keys).main).AWS_DEFAULT_REGION).toBe("eu-central-1");
+  });
+
+  test("s3ClientImage: the bucket Job runs the image as given, tag and digest", () => {
+    expect(job(keys).main.image).toBe(`registry.internal/mirror/aws-cli:2.22.0@sha256:${"0123456789abcdef".repeat(4)}`);
+    expect(job(irsa).main.image).toBe("amazon/aws-cli:latest");
+  });
+
+  test("static keys: Loki and the Job read them from the Secret; the config holds only references", () => {
+    const loki = workload(logstore(keys), "logstore").main;
+    expect(loki.envFrom).toEqual([{ secretRef: { name: LOGSTORE_CREDENTIALS_SECRET } }]);
+    expect(lokiConfig(keys).common.storage.s3).toMatchObject({ access_key_id: "${AWS_ACCESS_KEY_ID}", secret_access_key: "${AWS_SECRET_ACCESS_KEY}" });
+    expect(env(job(keys).main).AWS_ACCESS_KEY_ID).toEqual({ secretKeyRef: { name: LOGSTORE_CREDENTIALS_SECRET, key: "AWS_ACCESS_KEY_ID" } });
+    expect(job(keys).pod.spec.serviceAccountName).toBeUndefined();
+  });
+
+  test("workload identity: Loki's service account carries the role and the pod runs as it; no key, reference or Secret anywhere", () => {
+    const sa = find(logstore(irsa), "ServiceAccount", "logstore");
+    expect(sa.metadata.annotations).toEqual(IRSA);
+    expect(sa.automountServiceAccountToken).toBe(false);
+    const { pod, main } = workload(logstore(irsa), "logstore");
+    expect(pod.spec.serviceAccountName).toBe("logstore");
+    expect(main.envFrom).toBeUndefined();
+    const s3 = lokiConfig(irsa).common.storage.s3;
+    expect(s3).toEqual({ bucketnames: "logstore-chunks", endpoint: "s3.eu-west-1.amazonaws.com:443", insecure: false, region: "eu-west-1", s3forcepathstyle: true });
+    // Every rendered and declared object, and every input the program declared (secrets revealed), but the bucket
+    // script, whose comments name the variables it reads.
+    const inputs = irsa.resources.filter((x) => x.name !== BUCKET_SCRIPT_CONFIGMAP).map((x) => [`${x.type}::${x.name}`, revealSecrets(x.inputs)] as const);
+    const objects = [...logstore(irsa), ...irsa.direct.filter((o) => o.metadata.name !== BUCKET_SCRIPT_CONFIGMAP)].map((o) => [`${o.kind}/${o.metadata.name}`, o] as const);
+    const offending = [...inputs, ...objects].filter(([, v]) => /AWS_ACCESS_KEY_ID|AWS_SECRET_ACCESS_KEY|access_key_id|secret_access_key|logstore-s3-credentials/.test(JSON.stringify(v)) || JSON.stringify(v).includes(TEST_S3_PASSWORD));
+    expect(offending.map(([name]) => name)).toEqual([]);
+    expect(irsa.resources.length).toBeGreaterThan(5);
+  });
+
+  test("workload identity: the bucket Job runs as its own annotated service account, without an API token, signing for the region", () => {
+    const sa = find(irsa.direct, "ServiceAccount", BUCKET_JOB_NAME);
+    expect(sa.metadata.annotations).toEqual(IRSA);
+    expect(sa.automountServiceAccountToken).toBe(false);
+    const { pod, main } = job(irsa);
+    expect(pod.spec.serviceAccountName).toBe(BUCKET_JOB_NAME);
+    expect(pod.spec.automountServiceAccountToken).toBe(false);
+    expect(env(main)).toMatchObject({ AWS_DEFAULT_REGION: "eu-west-1", S3_ENDPOINT: "https://s3.eu-west-1.amazonaws.com" });
+    expect(Object.keys(env(main))).not.toContain("AWS_ACCESS_KEY_ID");
+    // Without workload identity the Job keeps the namespace's default account and no extra object is declared.
+    expect(keys.direct.filter((o) => o.kind === "ServiceAccount")).toEqual([]);
+  });
+
+  test("a new role re-runs the bucket Job and rolls the log store (the webhook injects the role only into new pods)", async () => {
+    const other = await renderMonitoring(
+      helm,
+      fullConfig({ ...LOGSTORE_ONLY, ...workloadIdentityOverrides(), "monitoring:s3ServiceAccountAnnotations": JSON.stringify({ "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/other" }) }),
+      archive,
+    );
+    const checksum = (r: RenderedMonitoring, objects: readonly Manifest[], name: string) => workload(objects, name).pod.metadata.annotations?.["checksum/s3-credentials"];
+    expect(checksum(irsa, logstore(irsa), "logstore")).toMatch(/^[0-9a-f]{16}$/);
+    expect(checksum(other, logstore(other), "logstore")).not.toBe(checksum(irsa, logstore(irsa), "logstore"));
+    expect(checksum(other, other.direct, BUCKET_JOB_NAME)).toBe(checksum(other, logstore(other), "logstore"));
+    expect(checksum(irsa, irsa.direct, BUCKET_JOB_NAME)).toBe(checksum(irsa, logstore(irsa), "logstore"));
+  }, 120_000);
+});
