@@ -88,6 +88,16 @@ async function waitFor(what: string, proc: ChildProcess, log: string, ready: () 
   }
 }
 
+/** Starts `bin` with its stdout and stderr appended to `log` (the parent keeps no descriptor open). */
+function spawnLogged(bin: string, args: string[], log: string): ChildProcess {
+  const fd = fs.openSync(log, "a");
+  try {
+    return spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function tail(file: string): string {
   return fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").slice(-30).join("\n") : "";
 }
@@ -110,7 +120,7 @@ export async function startEtcd(bin: string, dir: string): Promise<Etcd> {
     "--listen-peer-urls", peerUrl, "--initial-advertise-peer-urls", peerUrl, "--initial-cluster", `test=${peerUrl}`,
     "--unsafe-no-fsync", "--log-level", "warn",
   ];
-  const proc = spawn(bin, args, { stdio: ["ignore", fs.openSync(log, "a"), fs.openSync(log, "a")] });
+  const proc = spawnLogged(bin, args, log);
   const healthy = async () => {
     const r = await request(`${url}/health`);
     return r.statusCode === 200 && (JSON.parse(await r.body.text()) as { health?: string }).health === "true";
@@ -152,24 +162,35 @@ export async function startApiServer(bin: string, etcd: Etcd, etcdPrefix: string
     "--token-auth-file", path.join(dir, "tokens.csv"), "--authorization-mode", "RBAC", "--anonymous-auth=false",
     "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
     "--service-account-key-file", path.join(dir, "sa.pub"), "--service-account-signing-key-file", path.join(dir, "sa.key"),
-    // As kubeadm and the managed clusters set it: the node exporter's and the collector's pods run privileged parts.
+    // As kubeadm and the managed clusters run it: whether a privileged pod is admitted is then the namespace's Pod
+    // Security level's call, as on those clusters (the default, false, refuses every privileged container outright).
     "--allow-privileged=true",
     "--profiling=false",
   ];
-  const proc = spawn(bin, args, { stdio: ["ignore", fs.openSync(log, "a"), fs.openSync(log, "a")] });
+  const proc = spawnLogged(bin, args, log);
   const url = `https://127.0.0.1:${port}`;
   const cert = path.join(dir, "certs", "apiserver.crt");
   let api: KubeApi | undefined;
   const ready = async () => {
     if (!fs.existsSync(cert)) return false;
-    // The self-signed certificate the server wrote at start, with its CA: the client verifies it.
-    api ??= new KubeApi(url, token, fs.readFileSync(cert, "utf8"));
-    return (await api.raw("GET", "/readyz")).status === 200;
+    // The self-signed certificate the server wrote at start, with its CA: the client verifies it (read again until
+    // a request gets through, in case it was read half-written).
+    const client = api ?? new KubeApi(url, token, fs.readFileSync(cert, "utf8"));
+    try {
+      const status = (await client.raw("GET", "/readyz")).status;
+      api = client;
+      return status === 200;
+    } catch {
+      if (client !== api) await client.close();
+      return false;
+    }
   };
   try {
     await waitFor("kube-apiserver", proc, log, ready, 180_000);
   } catch (err) {
+    await api?.close();
     await stopProcess(proc);
+    fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   const version = String(((await (api as KubeApi).raw("GET", "/version")).body as { gitVersion?: string }).gitVersion);
