@@ -5,6 +5,8 @@ module.exports = {
   testMatch: ["**/*.test.ts"],
   // Floods hold tens of thousands of sockets for minutes: `npm run test:flood` (CI runs it after npm test).
   testPathIgnorePatterns: ["/node_modules/", "\\.flood\\.test\\.ts$"],
+  // structuredClone in the suite's own realm (see the file), as it is outside jest.
+  setupFiles: ["<rootDir>/infra/platform/jest-realm.ts"],
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.json" }],
   },

@@ -179,6 +179,30 @@ describe("serving stack on mocks, every sample referenced", () => {
 });
 
 describe("configuration changes what is declared", () => {
+  test("GKE: the pool's HealthCheckPolicy gets portSpecification USE_FIXED_PORT beside its port (the GKE CRD refuses a port without it)", async () => {
+    const { resources, transforms } = await runWithMocks(async () => (await import("./program")).program().serving, {
+      config: servingConfig({ "serving:gatewayProvider": "gke" }),
+    });
+    // The policy as inferencepool v1.3.0 renders it (templates/gke.yaml), through the transforms the program registers.
+    const rendered = {
+      apiVersion: "networking.gke.io/v1",
+      kind: "HealthCheckPolicy",
+      metadata: { name: "gaie-qwen3-8b", namespace: "app-serving" },
+      spec: {
+        targetRef: { group: "inference.networking.k8s.io", kind: "InferencePool", name: "gaie-qwen3-8b" },
+        default: { timeoutSec: 2, checkIntervalSec: 2, config: { type: "HTTP", httpHealthCheck: { requestPath: "/health", port: 8000 } } },
+      },
+    };
+    let props: Record<string, unknown> = rendered;
+    for (const t of transforms.get(`${CHART}::gaie-qwen3-8b`) ?? []) {
+      const r = await t({ type: "kubernetes:networking.gke.io/v1:HealthCheckPolicy", name: "gaie-qwen3-8b:app-serving/gaie-qwen3-8b", props, opts: {}, custom: true });
+      if (r) props = r.props;
+    }
+    expect((props as YamlDoc).spec.default.config.httpHealthCheck).toEqual({ requestPath: "/health", port: 8000, portSpecification: "USE_FIXED_PORT" });
+    // Two transforms on a GKE pool: the picker's pod metadata, then this one (other providers keep only the first).
+    expect(named(resources, CHART, "gaie-qwen3-8b").transforms).toBe(2);
+  });
+
   test("a parent Gateway adds one valid HTTPRoute per model to its InferencePool, after the pool", async () => {
     const { rs, out } = await run({
       "serving:parentGateway": JSON.stringify({ name: "inference-gateway", namespace: "gateway-system" }),

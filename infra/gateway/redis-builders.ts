@@ -94,12 +94,14 @@ export function buildRedisServiceSpec() {
   return { type: "ClusterIP", selector: redisSelectorLabels(), ports: [{ name: "redis", port: REDIS_PORT, targetPort: "redis", protocol: "TCP" }] };
 }
 
-/** Only the gateway's pods reach it; it reaches nothing. */
+/**
+ * Only the gateway's pods reach it; it reaches nothing: Egress is among the policy types and there is no egress
+ * rule. No `egress: []` either: the API server does not store an empty list, so the live object would never match.
+ */
 export function buildRedisNetworkPolicySpec() {
   return {
     podSelector: { matchLabels: redisSelectorLabels() },
     policyTypes: ["Ingress", "Egress"],
     ingress: [{ from: [{ podSelector: { matchLabels: selectorLabels() } }], ports: [{ protocol: "TCP", port: REDIS_PORT }] }],
-    egress: [],
   };
 }

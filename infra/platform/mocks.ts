@@ -2,6 +2,7 @@
 // Used by unit tests of every stack and by the offline render, so both see exactly the same thing.
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
+import { CallbackServer } from "@pulumi/pulumi/runtime/callbacks";
 import * as runtimeState from "@pulumi/pulumi/runtime/state";
 import { resetClusterChecks, settleClusterChecks } from "./cluster-checks";
 import { UNREADABLE_SECRET } from "./config";
@@ -85,6 +86,11 @@ export interface MockRunOptions {
 export interface MockRunResult<T> {
   readonly resources: ResourceRecord[];
   readonly outputs: T;
+  /**
+   * The transform functions registered on each resource, in order, by `type::name`: the mock engine never calls
+   * them, so whoever renders a chart's objects applies them as the real engine would (stacks/stack-objects.ts).
+   */
+  readonly transforms: ReadonlyMap<string, pulumi.ResourceTransform[]>;
 }
 
 /** True for a value the engine marked secret. */
@@ -154,6 +160,15 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
   const resources: ResourceRecord[] = [];
   // The mock hook does not see the options; the register request does. Keyed by type+name (unique per program).
   const requests = new Map<string, RecordedOptions>();
+  // A transform reaches the register request as a callback token; the function behind each token is kept here.
+  const transformByToken = new Map<string, pulumi.ResourceTransform>();
+  const transforms = new Map<string, pulumi.ResourceTransform[]>();
+  const registerTransform = CallbackServer.prototype.registerTransform;
+  CallbackServer.prototype.registerTransform = async function (this: CallbackServer, transform: pulumi.ResourceTransform) {
+    const callback = await registerTransform.call(this, transform);
+    transformByToken.set(callback.getToken(), transform);
+    return callback;
+  };
   // What the engine would refuse (e.g. a default provider that the stack disabled), reported after the run.
   const failures: string[] = [];
   const disabledDefaults = disabledDefaultProviders(opts.config);
@@ -205,6 +220,8 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
     const type = req.getType();
     const provider = providerName(req.getProvider());
     const t = req.getCustomtimeouts();
+    const fns = (req.getTransformsList() as { getToken(): string }[]).map((c) => transformByToken.get(c.getToken()));
+    transforms.set(`${type}::${req.getName()}`, fns.filter((f): f is pulumi.ResourceTransform => f !== undefined));
     requests.set(`${type}::${req.getName()}`, {
       dependsOn: req.getDependenciesList().map(urnName),
       retainOnDelete: req.getRetainondelete() ?? false,
@@ -248,9 +265,10 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
   } finally {
     // Drain the RPC queue: registrations made inside applies land before we read `resources`.
     await pulumi.runtime.disconnect();
+    CallbackServer.prototype.registerTransform = registerTransform;
   }
   if (failures.length > 0) throw new MockEngineError(failures);
-  return { resources, outputs };
+  return { resources, outputs, transforms };
 }
 
 /** What the (mock) engine refused; the message is what `pulumi preview` would print. */

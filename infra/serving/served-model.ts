@@ -11,6 +11,7 @@ import { IMMUTABLE_FIELDS } from "../platform/retain";
 import { digestAnnotation } from "../platform/secret-digest";
 import { containerSecurityContext, type PodIdentity, podSecurityContext } from "../platform/security";
 import { SERVER_PREFIX } from "./constants";
+import { fixedHealthCheckPortTransform } from "./gke-health-check";
 import type { PlannedModel } from "./plan";
 import { type Rollout, withRollout } from "./rollout";
 import { type StartupTimeout, startupTimeoutSeconds } from "./startup";
@@ -127,7 +128,11 @@ export class ServedModel extends pulumi.ComponentResource {
           eppMetricsAuth: args.observability?.eppMetricsAuth,
         }),
       },
-      { parent: this, dependsOn: args.crds.inferencePool, transforms: args.observability?.poolTransforms ?? [] },
+      {
+        parent: this,
+        dependsOn: args.crds.inferencePool,
+        transforms: [...(args.observability?.poolTransforms ?? []), ...(args.gatewayProvider === "gke" ? [fixedHealthCheckPortTransform] : [])],
+      },
     );
 
     if (cacheUriOf(def) && def.weightsSource.kind !== "volume" && def.weightsInfo) {
