@@ -1,6 +1,6 @@
 // The stack configurations whose rendered objects the real-API-server suite applies: the dev stack file as it is,
 // then variants of it that switch on what the dev stack leaves off (every model folder, HTTPRoutes with a Gateway
-// implementation, the GKE provider, no metrics server), and every stack file under stacks/examples/. Add a variant
+// implementation, the GKE provider, no metrics server, an Ingress with an issued certificate), and every stack file under stacks/examples/. Add a variant
 // here: one entry, a name and a configuration.
 import * as fs from "fs";
 import * as path from "path";
@@ -50,7 +50,7 @@ function routes(base: StackVariant, provider: "istio" | "gke"): Record<string, s
     "serving:parentGateway": JSON.stringify({ name: "inference-gateway", namespace: "gateway-system" }),
     "serving:inferenceGatewayUrl": "http://inference-gateway.gateway-system.svc.cluster.local",
     "serving:gatewayProvider": provider,
-    "gateway:httpRoute": JSON.stringify({ parentRef: { name: "public", namespace: "gateway-system" }, hostnames: ["llm.example.com"] }),
+    "gateway:exposure": JSON.stringify({ existingGateway: { name: "public", namespace: "gateway-system", httpsListener: "https", httpListener: "http" }, hostnames: ["llm.example.com"] }),
   });
 }
 
@@ -77,6 +77,13 @@ export function stackVariants(examplesDir = EXAMPLE_STACKS_DIR): StackVariant[] 
     },
     { name: "HTTPRoutes on GKE", config: routes(all, "gke"), secretKeys: all.secretKeys },
     { name: "no metrics server", config: withOverrides(dev.config, { "monitoring:components": JSON.stringify(components) }), secretKeys: dev.secretKeys },
+    {
+      name: "exposed through ingress-nginx, certificate from an Issuer",
+      config: withOverrides(dev.config, {
+        "gateway:exposure": JSON.stringify({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "internal-ca", kind: "Issuer" } } }),
+      }),
+      secretKeys: dev.secretKeys,
+    },
     ...examples,
   ];
 }
