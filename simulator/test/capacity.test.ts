@@ -13,7 +13,8 @@ describe("capacity and cancellation", () => {
       await waitFor(() => sim.stats().running === 1);
       // Far more than the old default bound of 64 waiting requests.
       const queued = Array.from({ length: 80 }, () => chat(sim, { max_tokens: 1 }));
-      await waitFor(() => sim.stats().waiting === 80);
+      // Eighty connections to open and parse: slow on a loaded machine, never a refusal.
+      await waitFor(() => sim.stats().waiting === 80, 20_000);
       const metrics = await scrape(sim);
       expect(metricValue(metrics, "vllm:num_requests_running")).toBe(1);
       expect(metricValue(metrics, "vllm:num_requests_waiting")).toBe(80);
