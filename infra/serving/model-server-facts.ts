@@ -26,7 +26,13 @@ export interface ModelServerFacts {
  * docker/Dockerfile.cuda, the commit of vLLM's tag v0.14.1. Its metrics are the `vllm:` series of
  * PrometheusStatLogger; `--task` is gone (vLLM #30397, December 2025) and the model runner is chosen with `--runner`.
  */
-export const VLLM: ModelServerFacts = {
+/** The facts as written below: gauges and counters apart from histograms, each name once. */
+type RecordedFacts = Omit<ModelServerFacts, "metrics"> & { readonly series: readonly string[] };
+function facts<T extends RecordedFacts>({ series, ...rest }: T): Omit<T, "series"> & ModelServerFacts {
+  return { ...rest, metrics: [...series, ...rest.histograms] };
+}
+
+export const VLLM: ModelServerFacts = facts({
   image: "ghcr.io/llm-d/llm-d-cuda:v0.5.0",
   version: "0.14.1",
   sources: {
@@ -34,7 +40,7 @@ export const VLLM: ModelServerFacts = {
     paths: "vllm-project/vllm v0.14.1, vllm/entrypoints/openai/api_server.py, vllm/entrypoints/pooling/embed/api_router.py",
     flags: "vllm-project/vllm v0.14.1, vllm/engine/arg_utils.py, vllm/config/model.py (RunnerOption, ConvertOption)",
   },
-  metrics: [
+  series: [
     "vllm:num_requests_running",
     "vllm:num_requests_waiting",
     "vllm:engine_sleep_state",
@@ -52,25 +58,6 @@ export const VLLM: ModelServerFacts = {
     "vllm:generation_tokens_total",
     "vllm:request_success_total",
     "vllm:corrupted_requests_total",
-    "vllm:request_prompt_tokens",
-    "vllm:request_generation_tokens",
-    "vllm:iteration_tokens_total",
-    "vllm:request_max_num_generation_tokens",
-    "vllm:request_params_n",
-    "vllm:request_params_max_tokens",
-    "vllm:time_to_first_token_seconds",
-    "vllm:time_per_output_token_seconds",
-    "vllm:inter_token_latency_seconds",
-    "vllm:request_time_per_output_token_seconds",
-    "vllm:e2e_request_latency_seconds",
-    "vllm:request_queue_time_seconds",
-    "vllm:request_inference_time_seconds",
-    "vllm:request_prefill_time_seconds",
-    "vllm:request_decode_time_seconds",
-    "vllm:request_prefill_kv_computed_tokens",
-    "vllm:kv_block_lifetime_seconds",
-    "vllm:kv_block_idle_before_evict_seconds",
-    "vllm:kv_block_reuse_gap_seconds",
   ],
   histograms: [
     "vllm:request_prompt_tokens",
@@ -112,7 +99,7 @@ export const VLLM: ModelServerFacts = {
     "/v1/responses/{response_id}/cancel",
     "/v1/embeddings",
   ],
-};
+});
 
 /** The model runners vLLM 0.14.1 parses for `--runner` (vllm/config/scheduler.py RunnerType, plus "auto"). */
 export const VLLM_RUNNERS = ["auto", "generate", "pooling", "draft"] as const;
@@ -125,7 +112,7 @@ export const VLLM_CONVERSIONS = ["auto", "none", "embed", "classify", "reward", 
  * and the panels read, except the prefix-cache counters; it serves neither `/v1/responses` (first in v0.9.0) nor
  * `/v1/embeddings` (first in v0.8.0).
  */
-export const LLMD_INFERENCE_SIM: ModelServerFacts & { readonly flags: readonly string[]; readonly durationFlags: readonly string[] } = {
+export const LLMD_INFERENCE_SIM = facts({
   image: "ghcr.io/llm-d/llm-d-inference-sim:v0.7.1",
   version: "0.7.1",
   sources: {
@@ -133,7 +120,7 @@ export const LLMD_INFERENCE_SIM: ModelServerFacts & { readonly flags: readonly s
     paths: "llm-d/llm-d-inference-sim v0.7.1, pkg/llm-d-inference-sim/server.go (startServer)",
     flags: "llm-d/llm-d-inference-sim v0.7.1, pkg/common/config.go (ParseCommandParamsAndLoadConfig)",
   },
-  metrics: [
+  series: [
     "vllm:lora_requests_info",
     "vllm:num_requests_running",
     "vllm:num_requests_waiting",
@@ -142,18 +129,6 @@ export const LLMD_INFERENCE_SIM: ModelServerFacts & { readonly flags: readonly s
     "vllm:prompt_tokens_total",
     "vllm:generation_tokens_total",
     "vllm:request_success_total",
-    "vllm:time_to_first_token_seconds",
-    "vllm:time_per_output_token_seconds",
-    "vllm:inter_token_latency_seconds",
-    "vllm:e2e_request_latency_seconds",
-    "vllm:request_queue_time_seconds",
-    "vllm:request_inference_time_seconds",
-    "vllm:request_prefill_time_seconds",
-    "vllm:request_decode_time_seconds",
-    "vllm:request_prompt_tokens",
-    "vllm:max_num_generation_tokens",
-    "vllm:request_generation_tokens",
-    "vllm:request_params_max_tokens",
   ],
   histograms: [
     "vllm:time_to_first_token_seconds",
@@ -203,8 +178,8 @@ export const LLMD_INFERENCE_SIM: ModelServerFacts & { readonly flags: readonly s
     "inter-token-latency", "time-to-first-token", "prefill-overhead", "prefill-time-per-token", "prefill-time-std-dev",
     "inter-token-latency-std-dev", "time-to-first-token-std-dev", "kv-cache-transfer-latency",
     "kv-cache-transfer-latency-std-dev", "kv-cache-transfer-time-per-token", "kv-cache-transfer-time-std-dev",
-  ],
-};
+  ] as readonly string[],
+});
 
 /**
  * The model-server metrics the endpoint picker reads when no flag names another. The pools run
