@@ -39,8 +39,8 @@ export function gatewayEnvReference(): EnvReference {
     intro: [
       "The gateway reads its settings from these variables, in the cluster as under `npm start`; a value it refuses stops",
       "it at start, naming the variable. The last column says where a stack takes the value from; empty: `gateway:env`",
-      `(which refuses the others). The last ${LIMIT_SETTINGS.length} rows are limits a client can meet: what each bounds, why its default and`,
-      "what the client sees are in [gateway-api.md](gateway-api.md#limits). The trace exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`, which the stack does not set.",
+      `(which refuses the others). The last ${LIMIT_SETTINGS.length} rows are limits a client can meet: what each bounds and what the client`,
+      "sees are in [gateway-api.md](gateway-api.md#limits). The trace exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`, which the stack does not set.",
     ].join("\n"),
     rows: gatewayEnvRows(),
   };

@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * How a limit documents itself: what it bounds, why the default is what it is, and what a client sees when it
- * trips. docs/gateway-api.md's "Limits" table is generated from these (`npm run docs:gateway`).
+ * How a limit documents itself: what it bounds and what a client sees when it trips, the columns of
+ * docs/gateway-api.md's "Limits" table (`npm run docs:gateway`), and why the default is what it is, for whoever
+ * changes it (kept here, with the code it argues for).
  */
 export interface LimitDoc {
   description: string;
@@ -23,27 +24,27 @@ const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta(
  */
 const LimitsSchema = {
   maxConnections: limit(count().default(8192), {
-    description: "Open client connections, all addresses together.",
+    description: "Open client connections, all addresses together (at most 3/4 of the process's open-file limit).",
     why: "About 11 KiB each (measured, `npm run bench:hostile`): 8,192 cost under 100 MiB of the memory bound. At the cap the oldest idle connection makes room, so idle floods never lock clients out. Clamped to 3/4 of the open-file limit (the rest is for model-server connections).",
     clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
-    description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
+    description: "Open connections from one client address (IPv6: one /64); 0: no cap. Off behind a proxy, whose few addresses every client shares; set it (1,024) when clients connect directly.",
     why: "Off because clients arrive through a proxy's few addresses: the cap would limit proxy pods, not clients. Limit clients at the proxy; a gateway exposed directly should set it (1,024, an eighth of maxConnections).",
     clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
-    description: "Request line plus headers, in bytes.",
+    description: "Request line plus headers, in bytes (the OpenAI SDKs send under 2 KiB).",
     why: "Node's default; the OpenAI SDKs send under 2 KiB. Large enough for long bearer tokens and tracing headers.",
     clientSees: "431 `request_header_fields_too_large`, connection closed.",
   }),
   headersTimeoutMs: limit(ms().default(10_000), {
-    description: "From connection (or the end of the previous request) until the request headers are complete.",
+    description: "From connection (or the end of the previous request) until the request headers are complete; also how long a silent connection is held.",
     why: "Clients send headers in one packet; 10 s is HAProxy's recommended `timeout http-request` and ends slowloris connections early. Also bounds how long a connection that never sends anything is held.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   bodyLimitBytes: limit(count().default(4 * MiB), {
-    description: "Request body size, after decompression. A larger declared `Content-Length` is refused before the body is read.",
+    description: "Request body size, after decompression; a larger declared `Content-Length` is refused before the body is read. A 128k-token prompt is about 0.5 MiB; base64 images may need more.",
     why: "A 128k-token prompt is about 0.5 MiB of JSON; 4 MiB leaves 8x room and equals vLLM's simulator default. Multimodal payloads (base64 images) may need more: memory use grows with it (see `bodyMemoryBytes`).",
     clientSees: "413 `request_too_large` (`x-should-retry: false`); for a declared length, before the client sends the body.",
   }),
@@ -58,12 +59,12 @@ const LimitsSchema = {
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   requestTimeoutMs: limit(ms().default(90_000), {
-    description: "Whole request (headers and body) as received by Node's HTTP server; a backstop over the two timeouts above, also for bodies the gateway discards unread. Must exceed headersTimeoutMs.",
+    description: "Whole request (headers and body) as Node's HTTP server receives it, a backstop over the two timeouts above, also for bodies discarded unread; never the response. Must exceed headersTimeoutMs.",
     why: "Headers (10 s) plus body (60 s) plus margin, so it only fires when the finer timeouts could not. Never applies to the response.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   keepAliveTimeoutMs: limit(ms().default(65_000), {
-    description: "How long an idle keep-alive connection is kept between requests.",
+    description: "How long an idle keep-alive connection is kept between requests: longer than load balancers' usual 60 s, so they close first.",
     why: "Longer than the 60 s idle timeout of common load balancers (AWS ALB), so the balancer closes first and never sends into a connection the gateway just closed. Idle connections yield at the connection caps anyway.",
     clientSees: "The idle connection is closed; clients open a new one.",
   }),
@@ -73,7 +74,7 @@ const LimitsSchema = {
     clientSees: "400 `json_too_deep`.",
   }),
   maxJsonContainers: limit(count().default(100_000), {
-    description: "Objects and arrays in one JSON request body, all levels together.",
+    description: "Objects and arrays in one JSON request body, all levels together (real requests hold a few thousand).",
     why: "Parsed, each costs about 40 bytes (4 MiB of `{}` would be 56 MiB of heap). Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays): 15x room, and a parsed body stays under about 6x its size.",
     clientSees: "400 `json_too_complex`.",
   }),
@@ -88,12 +89,12 @@ const LimitsSchema = {
     clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequests: limit(count().default(1024), {
-    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
+    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included); scale gateway replicas for more.",
     why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): uncapped, thousands of slow streams would exhaust the heap. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequestsPerKey: limit(count().default(256), {
-    description: "Inference requests in progress for one API key (its share of maxInFlightRequests).",
+    description: "Inference requests in progress for one API key (its share of maxInFlightRequests); raise it for batch keys.",
     why: "A quarter of the gateway's: one key holding thousands of slow streams (or stalled clients) cannot take every slot from the others. 256 is one vLLM replica's default concurrency; raise it for batch keys.",
     clientSees: "429 `concurrency_limit_exceeded` with `retry-after: 1`, before the body is read.",
   }),
@@ -123,12 +124,12 @@ const LimitsSchema = {
     clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
   }),
   upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
-    description: "Until the model server sends response headers; for a non-streaming request that is the whole generation.",
+    description: "Until the model server sends response headers: for a non-streaming request the whole generation. The OpenAI SDKs' own default timeout.",
     why: "The OpenAI SDKs' own default timeout (10 minutes); a streaming request gets its headers at once and is bounded by upstreamIdleTimeoutMs instead.",
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second no rate limit pays for, per budget (unauthenticated traffic; per key, requests its RPM did not charge: refusals, unknown paths, model listings); the rest are counted and summarised each second. Requests the RPM charged are always logged.",
+    description: "Log lines per second no rate limit pays for, per budget (unauthenticated traffic; per key, requests its RPM did not charge: refusals, unknown paths, model listings); the rest are counted and summarised each second. Requests the RPM charged are always logged. 50 per budget stays under the log store's per-stream limit up to about 200 keys.",
     why: "Uncharged traffic is unlimited, so its lines are sampled: 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
     clientSees: "Nothing (a logging limit).",
   }),
