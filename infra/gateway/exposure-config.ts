@@ -44,7 +44,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "A Gateway another stack owns, which terminates TLS: `name`, `namespace` (default: the gateway's), `httpsListener` (for the API route; absent: every listener that admits it), `httpListener` (for the redirect); checked at preview ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
+          "A Gateway another stack owns: `name`, `namespace` (default: the gateway's), `httpsListener` (for the API route; absent: every listener that admits it), `httpListener` (for the redirect) ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
           { name: "public", namespace: "gateways", httpsListener: "https", httpListener: "http" },
         ),
       ),

@@ -96,7 +96,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          `EKS workload identity (IRSA) instead of \`s3User\`/\`s3Password\`: annotations of the log store's and the bucket Job's service accounts, \`${IRSA_ROLE_ANNOTATION}\` naming the role; \`s3Endpoint\` must be AWS S3, and GKE Workload Identity is refused ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
+          `EKS workload identity (IRSA) instead of \`s3User\`/\`s3Password\`: the log store's and the bucket Job's service account annotations, \`${IRSA_ROLE_ANNOTATION}\` naming the role ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
         ),
       ),
@@ -119,7 +119,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "Alertmanagers that receive the metrics server's alerts (needs `metrics`): `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`, `urls` the replicas of one Alertmanager cluster. `basicAuthUser`, and `true` for `bearerToken`, `tls.ca`, `tls.clientCertificate`, declare what the target uses; the values go in `alertmanagerCredentials` ([monitoring.md](monitoring.md#receiving-the-alerts)).",
+          "Alertmanagers that receive the metrics server's alerts (needs `metrics`): `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`, `urls` the replicas of one Alertmanager cluster ([monitoring.md](monitoring.md#receiving-the-alerts)).",
           [{ name: "oncall", urls: ["https://alertmanager-0.example.com:9093", "https://alertmanager-1.example.com:9093"], basicAuthUser: "prometheus", tls: { ca: true } }],
           [{ name: "in-cluster", urls: ["http://alertmanager-operated.observability.svc:9093"] }],
         ),
@@ -129,7 +129,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "Exactly the credentials the `alertmanagers` targets declare, JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` (PEM text), written only to the Secret `metrics-alertmanager-auth`. Changing it restarts the metrics server.",
+          "Exactly the credentials the `alertmanagers` targets declare, JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` ([monitoring.md](monitoring.md#receiving-the-alerts)). Changing it restarts the metrics server.",
         ),
       ),
     viewerEmbedding: z
