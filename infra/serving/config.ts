@@ -125,7 +125,7 @@ export const servingSchema = z
       .min(0)
       .max(3600)
       .default(DEFAULT_DRAIN_SECONDS)
-      .meta(doc("How long a stopping model server keeps serving its in-flight requests and streams (preStop drain); its termination grace adds 30 s. A model.yaml `drainSeconds` overrides it.", 300)),
+      .meta(doc("How long a stopping model server keeps serving what it has in flight ([models.md](models.md#startup-and-shutdown)); a model.yaml `drainSeconds` overrides it.", 300)),
     replaces: z
       .record(modelRef, modelRef)
       .default({})
