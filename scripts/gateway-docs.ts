@@ -1,8 +1,8 @@
 /**
  * `npm run docs:gateway`: regenerates the generated parts of docs/gateway-api.md from the code, so the page and
  * the gateway cannot drift apart (gateway/test/unit/gateway-docs.test.ts fails when they do):
- * the Limits table from the settings' `.meta()` (gateway/src/config/settings.ts) and the memory bound with its
- * terms from gateway/src/config/memory-bound.ts.
+ * the Limits table from the settings' `.meta()` (gateway/src/config/settings.ts; a limit's `why` stays in the code)
+ * and the memory bound with its terms from gateway/src/config/memory-bound.ts.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,9 +19,9 @@ export function limitsTable(): string {
   const defaults = settingsFromEnv({});
   const rows = LIMIT_SETTINGS.map((key) => {
     const doc = limitDoc(key);
-    return `| \`${key}\` | \`${SETTINGS_ENV[key]}\` | ${formatDefault(key, defaults[key])} | ${cell(doc.description)} | ${cell(doc.why)} | ${cell(doc.clientSees)} |`;
+    return `| \`${key}\` | \`${SETTINGS_ENV[key]}\` | ${formatDefault(key, defaults[key])} | ${cell(doc.description)} | ${cell(doc.clientSees)} |`;
   });
-  return ["| Setting | Environment variable | Default | What it bounds | Why this default | What the client sees |", "|---|---|---|---|---|---|", ...rows].join("\n");
+  return ["| Setting | Environment variable | Default | What it bounds | What the client sees |", "|---|---|---|---|---|", ...rows].join("\n");
 }
 
 /** The bound for the defaults, and the table of its terms. */

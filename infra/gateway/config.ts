@@ -79,7 +79,7 @@ export const gatewaySchema = z
     namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
     servingNamespace: dnsLabel
       .optional()
-      .meta(doc("Where the model servers (or the inference gateway of pool mode) run, the upstream namespace the NetworkPolicy always allows; default: the serving part's namespace, else app-serving.", "app-serving")),
+      .meta(doc("Namespace of the model servers (or pool mode's inference gateway), always allowed by the NetworkPolicy; default: the serving part's, else app-serving.", "app-serving")),
     replicas: positiveInt.default(2).meta(doc("Minimum replicas (the HPA's minReplicas; the HPA owns the count).", 2)),
     maxReplicas: positiveInt.default(6).meta(doc("Maximum replicas the HPA may scale to.", 6)),
     targetCpuUtilization: z.number().int().min(1).max(100).default(70).meta(doc("Average CPU utilisation (%) the HPA scales at.", 70)),
@@ -101,24 +101,24 @@ export const gatewaySchema = z
       .default([])
       .meta(
         doc(
-          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (requests in progress at once, across replicas), and `rotation` (bump it to issue a new secret). Removing an entry revokes the key. The full keys are the secret stack output `gateway.apiKeys`.",
+          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `rotation` (bump it for a new secret); removing an entry revokes the key. The keys are the secret stack output `gateway.apiKeys`.",
           [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", rotation: 1 }],
         ),
       ),
-    catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), when neither the serving part of this program nor `servingStack` supplies it.")),
+    catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), without a serving part or `servingStack`.")),
     aliases: z
       .array(AliasSchema)
       .default([])
       .meta(
         doc(
-          "Names clients may send instead of a model id: `id`, `models` (served models of one category, in order of preference: a request goes to the first with a ready replica), `listed` (in `/v1/models`, default true). Checked against the catalog at preview (a catalog from `servingStack` when it arrives). A key with `models` must list the alias to use it.",
+          "Names clients may send instead of a model id: `id`, `models` (of one category, by preference), `listed` (in `/v1/models`, default true); checked against the catalog ([gateway-api.md](gateway-api.md#aliases-and-fallbacks)).",
           [{ id: "chat", models: ["llama-3.3-70b-instruct", "qwen3-8b"] }],
         ),
       ),
     corsOrigins: z
       .array(CorsOriginSchema)
       .default([])
-      .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: none (no CORS headers). Keys are bearer tokens, never cookies: credentials are never allowed.", ["https://chat.example.com"])),
+      .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: no CORS headers ([gateway-api.md](gateway-api.md#browser-clients-cors)).", ["https://chat.example.com"])),
     traces: z
       .strictObject({
         endpoint: OtlpEndpointSchema.meta(doc("OTLP/HTTP traces endpoint of a collector.", "http://otel-collector.observability:4318/v1/traces")),
@@ -141,13 +141,13 @@ export const gatewaySchema = z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
       .optional()
-      .meta(doc("The stack that runs the serving part: the gateway reads its `serving` output (catalog and namespace) through a StackReference, so the two parts can be owned by different stacks.", "acme/ai-platform/serving-prod")),
+      .meta(doc("The stack that runs the serving part, whose `serving` output (catalog, namespace) the gateway reads through a StackReference.", "acme/ai-platform/serving-prod")),
     redis: z
       .enum(["auto", "deploy", "none"])
       .default("auto")
       .meta(
         doc(
-          "Shared rate-limit state across gateway replicas: `auto` deploys a Redis (Valkey) when a key has rpm/tpm/maxConcurrent and more than one replica may run, unless `redisUrl` is set; `deploy` always does; `none` never does, and the preview fails if limits would be multiplied by the replica count.",
+          "Rate-limit state shared by gateway replicas: `auto` deploys Redis (Valkey) when a key has rpm/tpm/maxConcurrent and several replicas may run, unless `redisUrl` is set; `deploy` always; `none` never, and the preview fails if limits would multiply by the replica count.",
           "deploy",
         ),
       ),
@@ -155,7 +155,7 @@ export const gatewaySchema = z
       .string()
       .min(1)
       .optional()
-      .meta(doc("Standalone gateway only (`catalog`): the key its model servers require. With the serving part of this program or `servingStack`, the gateway takes the serving stack's own key and this is refused. Changing it rolls the gateway.")),
+      .meta(doc("Standalone gateway only (`catalog`): the key its model servers require (refused with a serving part, whose key is used). Changing it rolls the gateway.")),
     redisImage: image.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
     redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
@@ -168,7 +168,7 @@ export const gatewaySchema = z
     extraEgress: z
       .array(z.strictObject({ cidr, ports: z.array(port).min(1) }))
       .optional()
-      .meta(doc("Addresses of upstreams that are not Services of this cluster (catalog hosts by external name): a NetworkPolicy can only allow addresses. IP-literal upstreams are allowed automatically.", [{ cidr: "203.0.113.0/24", ports: [443] }])),
+      .meta(doc("Addresses of upstreams outside the cluster's Services (catalog hosts by external name), for the NetworkPolicy; IP-literal upstreams are allowed automatically.", [{ cidr: "203.0.113.0/24", ports: [443] }])),
     ingressNamespaces: z
       .array(dnsLabel)
       .min(1, "must list at least one namespace (omit the key to allow all)")
@@ -178,7 +178,7 @@ export const gatewaySchema = z
       .optional()
       .meta(
         doc(
-          "Expose the API outside the cluster with TLS (docs/exposure.md): on a Gateway another stack owns (`existingGateway`), on a Gateway of its own (`ownGateway`), or through an Ingress (`ingress`); the certificate from a Secret or a cert-manager issuer (`tls`); plain HTTP redirected to HTTPS.",
+          "Expose the API outside the cluster with TLS ([exposure.md](exposure.md)): on a Gateway another stack owns (`existingGateway`), one of its own (`ownGateway`) or an Ingress (`ingress`), the certificate from a Secret or an issuer (`tls`).",
           { ownGateway: { className: "eg" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } }, requestTimeout: "0s", from: { namespace: "envoy-gateway-system" } },
           { existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, hostnames: ["llm.example.com"] },
           { ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "llm-example-com-tls" }, from: { namespace: "ingress-nginx" } },

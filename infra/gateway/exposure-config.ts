@@ -33,7 +33,7 @@ export const exposureSchema = z
       .min(1)
       .max(16)
       .optional()
-      .meta(doc("Host names clients use (Gateway API allows 16). Required with `ownGateway` and `ingress`; with `existingGateway` the listener's host name applies when absent.", ["llm.example.com"])),
+      .meta(doc("Host names clients use (at most 16). Required with `ownGateway` and `ingress`; with `existingGateway`, absent: the listener's.", ["llm.example.com"])),
     existingGateway: z
       .strictObject({
         name: dnsSubdomain,
@@ -44,14 +44,14 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "Attach to a Gateway another stack owns: `name`, `namespace` (default: the gateway's), `httpsListener` (the listener the API route attaches to; without it, every listener that admits the route), `httpListener` (a plain-HTTP listener to attach the HTTPS redirect to). Its owner terminates TLS; the Gateway is read at preview and each listener checked.",
+          "A Gateway another stack owns: `name`, `namespace` (default: the gateway's), `httpsListener` (for the API route; absent: every listener that admits it), `httpListener` (for the redirect) ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
           { name: "public", namespace: "gateways", httpsListener: "https", httpListener: "http" },
         ),
       ),
     ownGateway: z
       .strictObject({ className: dnsSubdomain })
       .optional()
-      .meta(doc("A Gateway of the platform's own (`gateway-public` in the gateway namespace) of this GatewayClass: an HTTPS listener per host name terminating TLS, an HTTP listener only for the redirect, routes admitted from its own namespace only.", { className: "eg" })),
+      .meta(doc("A Gateway `gateway-public` of this GatewayClass in the gateway namespace ([exposure.md](exposure.md#a-gateway-of-the-platforms-own)).", { className: "eg" })),
     ingress: z
       .strictObject({
         className: dnsSubdomain,
@@ -60,7 +60,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "An Ingress of this IngressClass. `controller: ingress-nginx` gets the annotations for the redirect, body size, buffering and read timeout; `other` gets none (docs/exposure.md says what to set).",
+          "An Ingress of this IngressClass; `controller: ingress-nginx` gets the annotations it needs, `other` none ([exposure.md](exposure.md#an-ingress)).",
           { className: "nginx", controller: "ingress-nginx" },
         ),
       ),
@@ -72,7 +72,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "The certificate, with `ownGateway` and `ingress`: `secretName` (a kubernetes.io/tls Secret you provide in the gateway namespace), or `issuer` `{name, kind: ClusterIssuer|Issuer}` (a cert-manager Certificate for the host names, written to `secretName` or gateway-tls).",
+          "The certificate, with `ownGateway` and `ingress`: `secretName` (a kubernetes.io/tls Secret you provide), or `issuer` `{name, kind: ClusterIssuer|Issuer}` (cert-manager writes `secretName`, default gateway-tls; [exposure.md](exposure.md#tls)).",
           { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } },
           { secretName: "llm-example-com-tls" },
         ),
@@ -80,12 +80,12 @@ export const exposureSchema = z
     httpsRedirect: z
       .boolean()
       .optional()
-      .meta(doc("Answer plain HTTP with a 301 to HTTPS (default true). With `existingGateway` it needs `httpListener`, and is on when that is set.", false)),
+      .meta(doc("Answer plain HTTP with a 301 to HTTPS (default true; with `existingGateway`: on exactly when `httpListener` is set).", false)),
     requestTimeout: duration
       .optional()
       .meta(
         doc(
-          "Longest the proxy may take over one request, `0s` for no limit (the gateway bounds each request itself): Gateway API `timeouts.request`, absent the implementation's default (15 s on Envoy Gateway, docs/exposure.md); with ingress-nginx the read timeout, absent the gateway's own bound plus a minute.",
+          "Longest the proxy may take over one request, `0s`: no limit (the gateway bounds requests itself). Gateway API `timeouts.request`, absent the implementation's default ([exposure.md](exposure.md#implementations)); ingress-nginx's read timeout, absent the gateway's bound plus a minute.",
           "0s",
         ),
       ),
@@ -93,7 +93,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "Where the proxy's pods run, which the gateway's NetworkPolicy must admit: `{namespace, podLabels?}` or `{cidrs}` (load balancers that connect from outside the cluster). Required with `gateway:ingressNamespaces`.",
+          "Where the proxy's pods run, for the gateway's NetworkPolicy: `{namespace, podLabels?}` or `{cidrs}` (load balancers outside the cluster). Required with `gateway:ingressNamespaces`.",
           { namespace: "envoy-gateway-system" },
           { cidrs: ["35.191.0.0/16", "130.211.0.0/22"] },
         ),
@@ -101,7 +101,7 @@ export const exposureSchema = z
     annotations: z
       .record(labelKey, z.string())
       .optional()
-      .meta(doc("Annotations of the Gateway or Ingress the stack creates (a load balancer's settings, a Traefik middleware); they win over the ones the stack sets.", { "traefik.ingress.kubernetes.io/router.middlewares": "traefik-https-redirect@kubernetescrd" })),
+      .meta(doc("Annotations of the Gateway or Ingress the stack creates, over the stack's own.", { "traefik.ingress.kubernetes.io/router.middlewares": "traefik-https-redirect@kubernetescrd" })),
   })
   .superRefine(
     (e, ctx) => {

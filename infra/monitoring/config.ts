@@ -71,47 +71,47 @@ export const monitoringSchema = z
     components: z
       .array(z.enum(COMPONENTS))
       .refine((list) => new Set(list).size === list.length, "must not list a component twice")
-      .meta(doc("The components to deploy in namespace `monitoring`. Omitting one skips it and leaves what it deployed before in place; `dashboards` needs `viewer` listed too.", [...COMPONENTS])),
+      .meta(doc("The components to deploy in namespace `monitoring`; an omitted one is skipped and what it deployed stays. `dashboards` needs `viewer`.", [...COMPONENTS])),
     logstoreVersion: chartVersion.optional().meta(doc(`Chart version of the log store (Loki). Required with \`logstore\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.logstore.version}.`, PINNED_CHARTS.logstore.version)),
     viewerVersion: chartVersion.optional().meta(doc(`Chart version of the viewer (Grafana). Required with \`viewer\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.viewer.version}.`, PINNED_CHARTS.viewer.version)),
     collectorVersion: chartVersion.optional().meta(doc(`Chart version of the collector (Alloy). Required with \`collector\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.collector.version}.`, PINNED_CHARTS.collector.version)),
     logstoreChartPath: nonEmpty.optional().meta(doc("Chart archive of the log store; default `charts/logstore-<version>.tgz`.", "charts/logstore-14.1.0.tgz")),
     viewerChartPath: nonEmpty.optional().meta(doc("Chart archive of the viewer; default `charts/viewer-<version>.tgz`.", "charts/viewer-12.3.2.tgz")),
     collectorChartPath: nonEmpty.optional().meta(doc("Chart archive of the collector; default `charts/collector-<version>.tgz`.", "charts/collector-1.8.1.tgz")),
-    logstoreStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the log store's 10Gi volume (on-prem `hostpath`; cloud `standard` or `premium-rwo`); omitted: the cluster's default class.", "standard")),
+    logstoreStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the log store's 10Gi volume; omitted: the cluster's default class.", "standard")),
     metricsStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the metrics server's 10Gi volume; omitted: the cluster's default class.", "standard")),
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
       .optional()
-      .meta(doc("Object store address: the owning stack's (cluster-internal, port 9000) or a cloud's S3 endpoint. Required with `logstore`. `http` makes Loki connect without TLS.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
+      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
     s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
     s3Region: s3Region
       .default(DEFAULT_S3_REGION)
-      .meta(doc("Region the log store and the bucket Job sign S3 requests for, and where the bucket Job creates the bucket. On AWS the bucket's region (it must match a regional `s3Endpoint`); S3-compatible stores take the region they are configured with, most accept any.", "eu-west-1")),
-    s3User: nonEmpty.optional().meta(doc("Object store user; must equal the credentials of the object store's owning stack. Required with `logstore`, unless `s3ServiceAccountAnnotations` is set.", "logstore")),
+      .meta(doc("Region the log store and the bucket Job sign for, and the bucket is created in: on AWS the bucket's (matching a regional `s3Endpoint`); S3-compatible stores: as configured (most accept any).", "eu-west-1")),
+    s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless `s3ServiceAccountAnnotations` is set.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
-    s3Password: secretPresence.optional().meta(doc("Object store password; must equal the owning stack's. Required unless `s3ServiceAccountAnnotations` is set. Rotating it re-runs the bucket Job and restarts the log store.")),
+    s3Password: secretPresence.optional().meta(doc("Its password (the owner's), required likewise. Rotating it re-runs the bucket Job and restarts the log store.")),
     s3ServiceAccountAnnotations: z
       .record(labelKey, nonEmpty)
       .optional()
       .meta(
         doc(
-          `Workload identity on EKS (IRSA) instead of \`s3User\`/\`s3Password\`: annotations of the log store's and the bucket Job's service accounts, with \`${IRSA_ROLE_ANNOTATION}\` naming the IAM role they assume. No key is then set or rendered; \`s3Endpoint\` must be AWS S3. GKE Workload Identity cannot sign S3 requests and is refused (Cloud Storage takes HMAC keys as \`s3User\`/\`s3Password\`). Changing it re-runs the bucket Job and restarts the log store.`,
+          `EKS workload identity (IRSA) instead of \`s3User\`/\`s3Password\`: the log store's and the bucket Job's service account annotations, \`${IRSA_ROLE_ANNOTATION}\` naming the role ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
         ),
       ),
     s3ClientImage: imageReference
       .optional()
-      .meta(doc(`Image of the S3 client the bucket Job runs, with a tag or a digest; default \`${DEFAULT_S3_CLIENT_IMAGE}\`. Air-gapped clusters point it at a mirrored copy.`, "registry.internal/mirror/aws-cli:2.22.0", `amazon/aws-cli@sha256:${"0".repeat(64)}`)),
+      .meta(doc(`Image of the bucket Job's S3 client, by tag or digest (air-gapped clusters: a mirror); default \`${DEFAULT_S3_CLIENT_IMAGE}\`.`, "registry.internal/mirror/aws-cli:2.22.0", `amazon/aws-cli@sha256:${"0".repeat(64)}`)),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
-    cloudProvider: nonEmpty.meta(doc("Where the cluster runs; required (deployment fails without it), recorded on the namespace, changes no component's behaviour.", "on-prem")),
-    nodeSelector: labelMap.optional().meta(doc("Node labels; validated as label pairs and applied to no pod (the collector and node-exporter must run on every node; the others run wherever the scheduler puts them).", { "kubernetes.io/os": "linux" })),
+    cloudProvider: nonEmpty.meta(doc("Where the cluster runs: recorded on the namespace, changes nothing else.", "on-prem")),
+    nodeSelector: labelMap.optional().meta(doc("Node labels, validated and applied to no pod (the collector and node-exporter run on every node).", { "kubernetes.io/os": "linux" })),
     collectorTolerations: z
       .array(toleration)
       .optional()
       .meta(
         doc(
-          "Tolerations of the collector DaemonSet. Default: every NoSchedule taint (GPU nodes are usually tainted, and a node without a collector ships no logs). Replaces the default when set.",
+          "Tolerations of the collector DaemonSet, replacing the default: every NoSchedule taint (a node without a collector ships no logs).",
           [{ operator: "Exists", effect: "NoSchedule" }, { key: "dedicated", operator: "Equal", value: "inference", effect: "NoExecute" }],
         ),
       ),
@@ -119,7 +119,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "Alertmanagers the metrics server sends its alerts to (the bundled one stays off): targets `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`. The `urls` of one target are the replicas of one Alertmanager cluster (`https://host[:port][/path prefix]`, one scheme and path). `basicAuthUser`, `bearerToken: true`, `tls.ca: true` and `tls.clientCertificate: true` declare what the target uses; the password, token, CA and client certificate and key themselves go in `alertmanagerCredentials`. Needs `metrics`.",
+          "Alertmanagers that receive the metrics server's alerts (needs `metrics`): `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`, `urls` the replicas of one Alertmanager cluster ([monitoring.md](monitoring.md#receiving-the-alerts)).",
           [{ name: "oncall", urls: ["https://alertmanager-0.example.com:9093", "https://alertmanager-1.example.com:9093"], basicAuthUser: "prometheus", tls: { ca: true } }],
           [{ name: "in-cluster", urls: ["http://alertmanager-operated.observability.svc:9093"] }],
         ),
@@ -129,7 +129,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "The credentials the `alertmanagers` targets declare, as JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` (`ca`, `cert`, `key` as PEM text); exactly the parts each target declares. Written only to the Secret `metrics-alertmanager-auth` that the metrics server mounts. Changing it restarts the metrics server.",
+          "Exactly the credentials the `alertmanagers` targets declare, JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` ([monitoring.md](monitoring.md#receiving-the-alerts)). Changing it restarts the metrics server.",
         ),
       ),
     viewerEmbedding: z
@@ -137,11 +137,11 @@ export const monitoringSchema = z
         subPath: z
           .string()
           .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "must be a path such as /monitoring/viewer (no trailing slash)")
-          .meta(doc("Path prefix the embedding proxy serves the viewer under (stripped before it reaches the viewer).", "/monitoring/viewer")),
+          .meta(doc("Path prefix the embedding proxy serves the viewer under, and strips.", "/monitoring/viewer")),
       })
       .strict()
       .optional()
-      .meta(doc("The embedding block: the viewer's root URL becomes the sub-path with serving from sub-path off, anonymous Viewer access on. Direct port-forward access then fails to load the app's files.", { subPath: "/monitoring/viewer" })),
+      .meta(doc("Serve the viewer under a sub-path behind an embedding proxy, with anonymous Viewer access; through a plain port-forward the page stays blank ([monitoring.md](monitoring.md#the-embedding-block-monitoringviewerembedding)).", { subPath: "/monitoring/viewer" })),
   })
   .strict()
   .superRefine(

@@ -79,11 +79,11 @@ export const clusterSchema = z
       .optional()
       .meta(
         doc(
-          "A stable name of the cluster (the provider's clusterIdentifier): the provider, and with it every object, is replaced only when it changes, not when the kubeconfig's server or credentials do. Set it on production stacks; never change it for the same cluster.",
+          "A stable name of the cluster (the provider's clusterIdentifier): every object is replaced when it changes, not when the kubeconfig does ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)). Set it on production stacks; never change it for the same cluster.",
           "prod-eu-west",
         ),
       ),
-    domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain, used in every in-cluster address (not every cluster uses cluster.local).", "cluster.local")),
+    domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain, in every in-cluster address.", "cluster.local")),
     dns: z
       .union([z.enum(DNS_PRESETS), dnsObjectSchema], {
         error: `must be one of ${DNS_PRESETS.join(", ")}, { preset: node-local-dns, serviceIP }, or { namespace, podLabels, cidrs, ports }`,
@@ -91,7 +91,7 @@ export const clusterSchema = z
       .default("kube-dns")
       .meta(
         doc(
-          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (CoreDNS/kube-dns pods labelled k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `openshift` (openshift-dns pods on 5353), `{preset: node-local-dns, serviceIP}` (NodeLocal DNSCache: the kube-dns Service IP and 169.254.20.10, plus kube-dns), or `{namespace, podLabels, cidrs, ports}`.",
+          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (pods k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `openshift` (openshift-dns, port 5353), `{preset: node-local-dns, serviceIP}` (NodeLocal DNSCache), or `{namespace, podLabels, cidrs, ports}` ([troubleshooting.md](troubleshooting.md#networkpolicy-blocks-dns-or-the-model-servers)).",
           "openshift",
           { preset: "node-local-dns", serviceIP: "10.96.0.10" },
           { cidrs: ["10.96.0.10/32"], ports: [53] },
@@ -99,12 +99,12 @@ export const clusterSchema = z
       ),
     crds: z
       .strictObject({
-        inferencePool: z.enum(CRD_MODES).default("install").meta(doc("InferencePool CRDs: `install` (this stack applies the GAIE release matching the pinned chart and keeps them on destroy) or `assume` (read at preview; a missing one fails it).", "assume")),
-        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, needed when HTTPRoutes are declared (`serving:parentGateway`, `gateway:exposure` with a Gateway); usually owned by the cluster's gateway controller.", "install")),
+        inferencePool: z.enum(CRD_MODES).default("install").meta(doc("InferencePool CRDs: `install` (the GAIE release of the pinned chart, kept on destroy) or `assume` (a missing one fails the preview).", "assume")),
+        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, for `serving:parentGateway` and `gateway:exposure` with a Gateway; usually the gateway controller's.", "install")),
         certManager: z
           .literal("assume", { error: "must be assume: cert-manager is a cluster prerequisite the stack does not install (docs/exposure.md#cert-manager)" })
           .default("assume")
-          .meta(doc("cert-manager, needed when `gateway:exposure.tls.issuer` is set: its CRDs are read at preview and a missing one fails it. The stack never installs cert-manager: install it once per cluster (docs/exposure.md#cert-manager).", "assume")),
+          .meta(doc("cert-manager's, for `gateway:exposure.tls.issuer`; never installed by the stack ([exposure.md](exposure.md#cert-manager)).", "assume")),
       })
       .prefault({})
       .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume", certManager: "assume" })),
@@ -125,14 +125,14 @@ export const clusterSchema = z
       .default(true)
       .meta(
         doc(
-          "Pods run as the fixed non-root user ids their images are built for (the gateway 10001, the rate-limit store 999). Set false on OpenShift: its restricted-v2 policy assigns ids from the namespace's range and refuses pods that set their own.",
+          "Pods run as the non-root user ids their images are built for (gateway 10001, rate-limit store 999). false on OpenShift, whose restricted-v2 policy assigns ids itself.",
           false,
         ),
       ),
     forceConflicts: z
       .boolean()
       .default(true)
-      .meta(doc("Server-side apply takes over fields another field manager holds (objects left behind by an earlier stack, or edited by hand). The stack owns what it declares; false reports the conflict instead.", false)),
+      .meta(doc("Server-side apply takes over fields another field manager holds (objects left behind, or edited by hand); false reports the conflict instead.", false)),
   })
   .superRefine(
     (v, ctx) => {

@@ -113,6 +113,12 @@ export function keyRows(ref: NamespaceReference): KeyRow[] {
 
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 
+/** The first example that says more than the Default column; none when every example is the default. */
+function exampleCell(r: KeyRow): string {
+  const shown = r.examples.find((e) => JSON.stringify(e) !== JSON.stringify(r.default));
+  return shown === undefined ? "" : cell(code(shown));
+}
+
 export function renderNamespace(ref: NamespaceReference): string {
   const rows = keyRows(ref);
   const lines = [
@@ -129,7 +135,7 @@ export function renderNamespace(ref: NamespaceReference): string {
         r.default === undefined ? "" : cell(code(r.default)),
         r.required ? "yes" : r.secret ? "secret" : "",
         cell(r.description),
-        r.secret ? cell(`\`pulumi config set --secret ${ref.namespace}:${r.key} …\``) : r.examples[0] === undefined ? "" : cell(code(r.examples[0])),
+        r.secret ? cell(`\`pulumi config set --secret ${ref.namespace}:${r.key} …\``) : exampleCell(r),
       ].join(" | ").replace(/^/, "| ").replace(/$/, " |"),
     ),
     "",

@@ -22,7 +22,7 @@ export const LABEL_DOMAIN_KEY = "platform:labelDomain";
 export const platformSchema = z.strictObject({
   labelDomain: dnsSubdomain.meta(
     doc(
-      "Domain of the platform pod labels (`<label_domain>/platform`, `/model-slug`, `/model-category`, `/nodegroup`). The collector keeps only pods labelled `<label_domain>/platform=ai-platform`, and the serving and gateway stacks stamp the same labels, so every stack of a cluster must use the same value.",
+      "Domain of the platform pod labels (`<label_domain>/platform`, `/model-slug`, `/model-category`, `/nodegroup`), which the serving and gateway parts stamp and the collector keeps: the same in every stack of a cluster.",
       "ai-platform.example.com",
     ),
   ),

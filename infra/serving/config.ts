@@ -88,32 +88,32 @@ export const servingSchema = z
       .meta(doc("Hugging Face-compatible endpoint of the internal weights registry, set as HF_ENDPOINT on model servers that download `hf://` weights.", "https://models.registry.internal/api/huggingface")),
     startupTimeout: waitSchema("model server", DEFAULT_STARTUP_TIMEOUT.floorMinutes, DEFAULT_STARTUP_TIMEOUT.secondsPerGiB).meta(
       doc(
-        "How long a model server may take to load its weights and become ready: how long `pulumi up` waits for it (the provider's default is 10 minutes) and the startup probe's budget (the kubelet restarts a server that exceeds it).",
+        "How long a model server may take to become ready: `pulumi up`'s wait and the startup probe's budget ([models.md](models.md#startup-and-shutdown)).",
         { floorMinutes: 30, secondsPerGiB: 45 },
       ),
     ),
     downloadTimeout: waitSchema("weights download", DEFAULT_DOWNLOAD_TIMEOUT.floorMinutes, DEFAULT_DOWNLOAD_TIMEOUT.secondsPerGiB).meta(
-      doc("How long `pulumi up` waits for a model's weights download Job (the first apply of a model, and a new source or revision).", { floorMinutes: 20, secondsPerGiB: 120 }),
+      doc("How long `pulumi up` waits for a model's weights download Job.", { floorMinutes: 20, secondsPerGiB: 120 }),
     ),
     weightsCache: z
       .strictObject({
         accessMode: z
           .enum(["ReadWriteMany", "ReadWriteOnce"])
           .default("ReadWriteMany")
-          .meta(doc("ReadWriteMany (NFS, CephFS, a cloud filestore): every replica on every node mounts the one copy. ReadWriteOnce (a block volume): one node mounts it, so a model with it runs one replica and rolls with Recreate.", "ReadWriteOnce")),
+          .meta(doc("ReadWriteMany (NFS, CephFS, a cloud filestore): one copy for every replica. ReadWriteOnce (a block volume): one replica, rolled with Recreate.", "ReadWriteOnce")),
         storageClass: dnsSubdomain.optional().meta(doc("Storage class of the cache volumes; omitted: the cluster's default class (which must offer the access mode).", "nfs-client")),
-        retain: z.boolean().default(true).meta(doc("Keep a model's cache volume when the model is removed from `serving:models` (re-adding it then loads without a download); false deletes it with the model.", false)),
+        retain: z.boolean().default(true).meta(doc("Keep a removed model's cache volume (re-adding it downloads nothing); false deletes it with the model.", false)),
       })
       .prefault({})
-      .meta(doc("The persistent volumes (`weights-<slug>`, sized from model.yaml `weights`) that hold each model's weights: downloaded once, mounted read-only by every replica and restart.", { accessMode: "ReadWriteMany", storageClass: "nfs-client" })),
+      .meta(doc("The volumes `weights-<slug>` that hold each model's weights, downloaded once ([models.md](models.md#weights)).", { accessMode: "ReadWriteMany", storageClass: "nfs-client" })),
     hfToken: secretPresence
       .optional()
-      .meta(doc("Hugging Face token for gated weights (model.yaml `weights.gated: true`): only the download Jobs read it, from the Secret `hf-token` in the serving namespace.")),
+      .meta(doc("Hugging Face token for gated weights (model.yaml `weights.gated: true`), read only by the download Jobs (Secret `hf-token`).")),
     weightsS3: z
       .strictObject({
         endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
         accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
-        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs its requests for: on AWS the bucket's region; S3-compatible stores take the one they are configured with.", "eu-west-1")),
+        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's; S3-compatible stores: as configured.", "eu-west-1")),
         image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
       })
       .optional()
@@ -125,13 +125,13 @@ export const servingSchema = z
       .min(0)
       .max(3600)
       .default(DEFAULT_DRAIN_SECONDS)
-      .meta(doc("How long a stopping model server keeps serving its in-flight requests and streams (preStop drain); its termination grace adds 30 s. A model.yaml `drainSeconds` overrides it.", 300)),
+      .meta(doc("How long a stopping model server keeps serving what it has in flight ([models.md](models.md#startup-and-shutdown)); a model.yaml `drainSeconds` overrides it.", 300)),
     replaces: z
       .record(modelRef, modelRef)
       .default({})
       .meta(
         doc(
-          "Swap models on full GPUs in one apply: `{incoming: outgoing}`. The outgoing model is scaled to zero first and the incoming one is created only after its pods are gone; both stay in `serving:models` until the next apply removes the outgoing one.",
+          "Swap models on full GPUs in one apply, `{incoming: outgoing}`, both in `serving:models`: the incoming one is created once the outgoing one's pods are gone ([models.md](models.md#swapping-models-on-a-full-gpu)).",
           { "generative/llama-3.3-70b": "generative/qwen3-8b" },
         ),
       ),
@@ -140,14 +140,14 @@ export const servingSchema = z
       .default(false)
       .meta(
         doc(
-          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE), for `previous_response_id`, `GET /v1/responses/{id}` and cancel. Off by default: vLLM keeps them in memory and never evicts one (a restart loses them all); watch the model servers' memory.",
+          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE) for `previous_response_id`, `GET /v1/responses/{id}` and cancel. vLLM keeps them in memory, never evicted, lost on restart: watch its memory.",
           true,
         ),
       ),
     networkPolicy: z
       .boolean()
       .default(true)
-      .meta(doc("Admit traffic to the model servers only from the gateway, the endpoint pickers, the inference gateway and the metrics server. false: no NetworkPolicy (a cluster whose network plugin does not enforce them).", false)),
+      .meta(doc("Admit traffic to the model servers only from the gateway, the endpoint pickers, the inference gateway and the metrics server ([models.md](models.md#who-reaches-the-model-servers)); false: no NetworkPolicy.", false)),
     gatewayNamespace: dnsLabel
       .optional()
       .meta(doc("Namespace of the gateway pods the NetworkPolicy admits; default: the gateway part's namespace when this program deploys it, else ai-gateway.", "ai-gateway")),

@@ -67,7 +67,7 @@ export const SimulatorConfigSchema = z
       .default(1000)
       .meta({
         description:
-          "Responses kept in memory (least recently used evicted) for `GET /v1/responses/{id}` and `previous_response_id`, as vLLM keeps them with `VLLM_ENABLE_RESPONSES_API_STORE=1`; 0 stores none, like vLLM without it (`store` is then silently ignored).",
+          "Responses kept in memory (LRU) for `GET /v1/responses/{id}` and `previous_response_id`, as vLLM with `VLLM_ENABLE_RESPONSES_API_STORE=1`; 0: none, as vLLM without it.",
       }),
     latency: LatencySchema.prefault({}).meta({ description: "How long answers take: the `latency.*` fields." }),
     startupDelayMs: z

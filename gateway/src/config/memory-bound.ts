@@ -50,11 +50,11 @@ export const MEMORY_BOUND_TERMS = {
   connections: { label: "Connections × 12 KiB", why: "at most `maxConnections`; measured about 11 KiB each" },
   requestBodies: {
     label: "Request bodies",
-    why: "`bodyMemoryBytes`: every body is reserved (declared length, or the body limit) before it is read, and held once, as bytes, while it arrives and waits for a model-server slot, until it is sent; the parsed form is dropped before the request waits for anything",
+    why: "`bodyMemoryBytes`, each body held once, as bytes, until it is sent; the parsed form is dropped before the request waits for anything",
   },
   answers: {
     label: "Held answers",
-    why: "`answerMemoryBytes`: answers up to 1 MiB are reserved before they are read and held until the client takes them; larger ones pass through and are never held",
+    why: "`answerMemoryBytes`",
   },
   requestsInProgress: {
     label: "Requests in progress × 80 KiB",

@@ -1,8 +1,9 @@
 import { z } from "zod";
 
 /**
- * How a limit documents itself: what it bounds, why the default is what it is, and what a client sees when it
- * trips. docs/gateway-api.md's "Limits" table is generated from these (`npm run docs:gateway`).
+ * How a limit documents itself: what it bounds and what a client sees when it trips, the columns of
+ * docs/gateway-api.md's "Limits" table (`npm run docs:gateway`), and why the default is what it is, for whoever
+ * changes it (kept here, with the code it argues for).
  */
 export interface LimitDoc {
   description: string;
@@ -23,27 +24,27 @@ const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta(
  */
 const LimitsSchema = {
   maxConnections: limit(count().default(8192), {
-    description: "Open client connections, all addresses together.",
-    why: "About 11 KiB of memory each (measured, `npm run bench:hostile`), so 8,192 cost under 100 MiB of the 384 MiB bound. At the cap the oldest idle connection is closed to make room, so idle floods never lock clients out. Clamped to 3/4 of the process's open-file limit (the rest is for model-server connections).",
+    description: "Open client connections, all addresses together (at most 3/4 of the process's open-file limit).",
+    why: "About 11 KiB each (measured, `npm run bench:hostile`): 8,192 cost under 100 MiB of the memory bound. At the cap the oldest idle connection makes room, so idle floods never lock clients out. Clamped to 3/4 of the open-file limit (the rest is for model-server connections).",
     clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
-    description: "Open connections from one client address (IPv6: one /64). 0 = no per-address cap (the default).",
-    why: "Off because the gateway sits behind a proxy (the cluster's Gateway): every client arrives from the proxy pods' few addresses, so the cap would limit proxy pods, not clients, and one tenant's churn would evict others' pooled connections. Limit clients at the proxy. A gateway exposed to clients directly should set it (1,024, an eighth of maxConnections).",
+    description: "Open connections from one client address (IPv6: one /64); 0: no cap. Off behind a proxy, whose few addresses every client shares; set it (1,024) when clients connect directly.",
+    why: "Off because clients arrive through a proxy's few addresses: the cap would limit proxy pods, not clients. Limit clients at the proxy; a gateway exposed directly should set it (1,024, an eighth of maxConnections).",
     clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
-    description: "Request line plus headers, in bytes.",
+    description: "Request line plus headers, in bytes (the OpenAI SDKs send under 2 KiB).",
     why: "Node's default; the OpenAI SDKs send under 2 KiB. Large enough for long bearer tokens and tracing headers.",
     clientSees: "431 `request_header_fields_too_large`, connection closed.",
   }),
   headersTimeoutMs: limit(ms().default(10_000), {
-    description: "From connection (or the end of the previous request) until the request headers are complete.",
+    description: "From connection (or the end of the previous request) until the request headers are complete; also how long a silent connection is held.",
     why: "Clients send headers in one packet; 10 s is HAProxy's recommended `timeout http-request` and ends slowloris connections early. Also bounds how long a connection that never sends anything is held.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   bodyLimitBytes: limit(count().default(4 * MiB), {
-    description: "Request body size, after decompression. A larger declared `Content-Length` is refused before the body is read.",
+    description: "Request body size, after decompression; a larger declared `Content-Length` is refused before the body is read. A 128k-token prompt is about 0.5 MiB; base64 images may need more.",
     why: "A 128k-token prompt is about 0.5 MiB of JSON; 4 MiB leaves 8x room and equals vLLM's simulator default. Multimodal payloads (base64 images) may need more: memory use grows with it (see `bodyMemoryBytes`).",
     clientSees: "413 `request_too_large` (`x-should-retry: false`); for a declared length, before the client sends the body.",
   }),
@@ -58,27 +59,27 @@ const LimitsSchema = {
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   requestTimeoutMs: limit(ms().default(90_000), {
-    description: "Whole request (headers and body) as received by Node's HTTP server; a backstop over the two timeouts above, also for bodies the gateway discards unread. Must exceed headersTimeoutMs.",
+    description: "Whole request (headers and body) as Node's HTTP server receives it, a backstop over the two timeouts above, also for bodies discarded unread; never the response. Must exceed headersTimeoutMs.",
     why: "Headers (10 s) plus body (60 s) plus margin, so it only fires when the finer timeouts could not. Never applies to the response.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   keepAliveTimeoutMs: limit(ms().default(65_000), {
-    description: "How long an idle keep-alive connection is kept between requests.",
+    description: "How long an idle keep-alive connection is kept between requests: longer than load balancers' usual 60 s, so they close first.",
     why: "Longer than the 60 s idle timeout of common load balancers (AWS ALB), so the balancer closes first and never sends into a connection the gateway just closed. Idle connections yield at the connection caps anyway.",
     clientSees: "The idle connection is closed; clients open a new one.",
   }),
   maxJsonDepth: limit(z.coerce.number().int().min(8).max(1000).default(128), {
-    description: "Nesting depth of a JSON request body (objects and arrays). At most 1,000, so nothing that walks the body recursively can run out of stack.",
-    why: "Tool and response_format schemas nest about 2 levels per schema level; OpenAI allows 10 schema levels, about 25 levels of JSON. 128 leaves 5x room and stays 30x below where serializing overflowed the stack (about 4,000).",
+    description: "Nesting depth of a JSON request body (objects and arrays); at most 1,000, so nothing that walks it recursively runs out of stack.",
+    why: "OpenAI allows 10 schema levels in tools and response_format, about 25 levels of JSON: 5x room, 30x below where serializing overflowed the stack (about 4,000).",
     clientSees: "400 `json_too_deep`.",
   }),
   maxJsonContainers: limit(count().default(100_000), {
-    description: "Objects and arrays in one JSON request body, all levels together.",
-    why: "Parsed, each costs about 40 bytes however short its text: 4 MiB of `{}` would become 56 MiB of heap. Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays); 100,000 leaves 15x room and keeps a parsed body under about 6x its size.",
+    description: "Objects and arrays in one JSON request body, all levels together (real requests hold a few thousand).",
+    why: "Parsed, each costs about 40 bytes (4 MiB of `{}` would be 56 MiB of heap). Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays): 15x room, and a parsed body stays under about 6x its size.",
     clientSees: "400 `json_too_complex`.",
   }),
   bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway: reserved before the body is read (its declared length, else bodyLimitBytes), given back once it has been sent to the model server. When it is full, an upload still arriving from the key holding the most yields to a key holding less.",
+    description: "Request bodies held in memory by the whole gateway, reserved before the body is read (declared length, else bodyLimitBytes) until it is sent upstream. When full, an upload still arriving from the key holding the most yields to a key holding less.",
     why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
@@ -88,12 +89,12 @@ const LimitsSchema = {
     clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequests: limit(count().default(1024), {
-    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included).",
-    why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): without a cap, thousands of slow streams would exhaust the 256 MiB heap instead of being refused. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
+    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included); scale gateway replicas for more.",
+    why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): uncapped, thousands of slow streams would exhaust the heap. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequestsPerKey: limit(count().default(256), {
-    description: "Inference requests in progress for one API key (its share of maxInFlightRequests).",
+    description: "Inference requests in progress for one API key (its share of maxInFlightRequests); raise it for batch keys.",
     why: "A quarter of the gateway's: one key holding thousands of slow streams (or stalled clients) cannot take every slot from the others. 256 is one vLLM replica's default concurrency; raise it for batch keys.",
     clientSees: "429 `concurrency_limit_exceeded` with `retry-after: 1`, before the body is read.",
   }),
@@ -103,8 +104,8 @@ const LimitsSchema = {
     clientSees: "The connection is closed (the upstream request is cancelled).",
   }),
   answerStallTimeoutMs: limit(ms().default(20_000), {
-    description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it: the answer is ready, only the client is slow.",
-    why: "The answer holds gateway memory or a model-server connection, and a client that reads at all takes some within seconds; 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
+    description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it.",
+    why: "The answer holds memory or a model-server connection; a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
     clientSees: "The connection is closed.",
   }),
   answerMemoryBytes: limit(count().default(32 * MiB), {
@@ -119,17 +120,17 @@ const LimitsSchema = {
   }),
   upstreamIdleTimeoutMs: limit(ms().default(120_000), {
     description: "Longest silence between two chunks of a model server's response: the idle timeout between tokens of a stream. A stream has no total time limit.",
-    why: "Generous for the slowest token on a loaded replica and for long prefills behind SSE keep-alives; users of other gateways keep meeting 60 s total timeouts that cut long answers, so there is none.",
+    why: "Generous for the slowest token on a loaded replica and long prefills behind SSE keep-alives; no total timeout, which would cut long answers.",
     clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
   }),
   upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
-    description: "Until the model server sends response headers; for a non-streaming request that is the whole generation.",
+    description: "Until the model server sends response headers: for a non-streaming request the whole generation. The OpenAI SDKs' own default timeout.",
     why: "The OpenAI SDKs' own default timeout (10 minutes); a streaming request gets its headers at once and is bounded by upstreamIdleTimeoutMs instead.",
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second that no rate limit pays for, per budget: one for unauthenticated traffic (401s, malformed HTTP), one per key for its requests its RPM did not charge (refusals, unknown paths, model listings); the rest are counted and summarised once a second. Requests the RPM charged are always logged.",
-    why: "What no rate limit charges can be sent without limit, so it is sampled; 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
+    description: "Log lines per second no rate limit pays for, per budget (unauthenticated traffic; per key, requests its RPM did not charge: refusals, unknown paths, model listings); the rest are counted and summarised each second. Requests the RPM charged are always logged. 50 per budget stays under the log store's per-stream limit up to about 200 keys.",
+    why: "Uncharged traffic is unlimited, so its lines are sampled: 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
     clientSees: "Nothing (a logging limit).",
   }),
 };
@@ -191,7 +192,7 @@ const SettingsObject = z.strictObject({
     .optional()
     .meta(
       about(
-        "Secret of the Responses API's response ids (they carry the replica holding a stored response and a MAC of the owning key): the same on every gateway replica. Unset: shared through Redis when `GATEWAY_REDIS_URL` is set, else random per process (follow-ups then work only through that process).",
+        "Secret of the Responses API's response ids, the same on every gateway replica. Unset: shared through Redis when `GATEWAY_REDIS_URL` is set, else random per process (follow-ups then work only through that process).",
       ),
     ),
   redisUrl: z
@@ -204,7 +205,7 @@ const SettingsObject = z.strictObject({
     .default("open")
     .meta(
       about(
-        "When Redis fails or does not answer within `GATEWAY_REDIS_TIMEOUT_MS`: `open` goes on with per-replica limits (each replica enforces every limit alone), `closed` refuses requests of keys with limits with 503 `rate_limit_store_unavailable`. Either way a warning, the metric `gateway_rate_limit_store_up` and the readiness detail say so.",
+        "When Redis fails or does not answer within `GATEWAY_REDIS_TIMEOUT_MS`: `open` goes on with per-replica limits, `closed` refuses requests of keys with limits with 503 `rate_limit_store_unavailable`; the metric `gateway_rate_limit_store_up` shows it.",
       ),
     ),
   // Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag.
@@ -249,7 +250,7 @@ const SettingsObject = z.strictObject({
     .int()
     .nonnegative()
     .default(1000)
-    .meta(about("How often each replica's `/metrics` is read for its queue (`vllm:num_requests_running`, `vllm:num_requests_waiting`) and KV-cache use, ms; 0: never (routing then sees only the gateway's own in-flight counts).")),
+    .meta(about("How often each replica's `/metrics` is read for its queue and KV-cache use, ms; 0: never (routing then sees only the gateway's own in-flight counts).")),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
   retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready` or `response_replica_unavailable` the gateway makes, seconds.")),
   // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
@@ -268,12 +269,12 @@ const SettingsObject = z.strictObject({
     .pipe(z.array(CorsOriginSchema))
     .meta(
       about(
-        "Browser origins allowed to call the API (CORS), comma-separated (`https://app.example.com`), or `*` for any. Empty: no CORS headers. Credentials are never allowed: keys are bearer tokens, not cookies.",
+        "Browser origins allowed to call the API (CORS), comma-separated, or `*`; empty: no CORS headers ([gateway-api.md](gateway-api.md#browser-clients-cors)).",
       ),
     ),
   // Unset: no tracing code on the request path.
   otlpTracesEndpoint: OtlpEndpointSchema.optional().meta(
-    about("OTLP/HTTP endpoint for traces (`http://otel-collector.monitoring:4318/v1/traces`); unset: no traces. Headers for the collector (credentials) come from `OTEL_EXPORTER_OTLP_HEADERS`."),
+    about("OTLP/HTTP endpoint for traces (`http://otel-collector.monitoring:4318/v1/traces`); unset: no traces."),
   ),
   traceSampleRatio: z.coerce.number().min(0).max(1).default(1).meta(about("Share of requests traced when the caller sent no sampling decision (a caller's `traceparent` is followed).")),
   corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("How long browsers may cache a preflight's answer (`Access-Control-Max-Age`), seconds.")),

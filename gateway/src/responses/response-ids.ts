@@ -15,7 +15,8 @@ import type { Replica } from "../upstream/replica";
  * of everything before it and the key's name. Any gateway holding the same secret (another replica, or this one
  * after a restart, with no shared state and no lookup) finds the replica by hashing the addresses it knows, and
  * answers 404 to a key that does not own the id. The MAC is also what stops a client from aiming a follow-up at
- * a replica of its choosing by editing the id.
+ * a replica of its choosing by editing the id. A directory (id → replica, in Redis or an LRU) was rejected: a round
+ * trip per follow-up, failure with Redis, forgotten ids, and the owner to store besides.
  */
 
 const PREFIX = "resp_";
