@@ -5,9 +5,10 @@ describe("capacity and cancellation", () => {
   test("a full engine queues, as vLLM does: nothing is refused, the waiting gauge rises, every request is answered", async () => {
     const sim = await fastSim({ maxNumSeqs: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } });
     try {
-      // A long first request (aborted below) keeps the only slot busy however slow the machine is.
+      // A long first request (ignore_eos: it runs to max_tokens, 20 s; aborted below) keeps the only slot busy
+      // however slow the machine is.
       const controller = new AbortController();
-      const first = postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 1000 }, {}, controller.signal).catch(
+      const first = postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 1000, ignore_eos: true }, {}, controller.signal).catch(
         (e: unknown) => e,
       );
       await waitFor(() => sim.stats().running === 1);
@@ -34,7 +35,7 @@ describe("capacity and cancellation", () => {
     const sim = await fastSim({ maxNumSeqs: 1, maxWaitingQueueLength: 1, latency: { timeToFirstTokenMs: 0, interTokenLatencyMs: 20, prefillTimePerTokenMs: 0 } });
     try {
       const controller = new AbortController();
-      const first = postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 1000 }, {}, controller.signal).catch(
+      const first = postJson(sim, "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }], max_tokens: 1000, ignore_eos: true }, {}, controller.signal).catch(
         (e: unknown) => e,
       );
       await waitFor(() => sim.stats().running === 1);

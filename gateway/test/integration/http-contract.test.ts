@@ -81,10 +81,14 @@ describe("HTTP contract of the gateway", () => {
     const [sim] = h.sims["queue-full"]!;
     // Traffic the gateway does not see (another gateway replica's): one request runs, two wait at the model server.
     const others = new AbortController();
-    const direct = [1000, 1, 1].map((max_tokens) =>
-      fetch(`${sim!.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(chatBody("queue-full", { max_tokens })), signal: others.signal }).catch(() => undefined),
-    );
+    // The long one runs to its max_tokens (ignore_eos: 20 s at 20 ms a token) and holds the only slot until aborted;
+    // the two short ones are sent once it runs, so they are the ones that wait.
+    const send = (max_tokens: number, extra: Record<string, unknown> = {}) =>
+      fetch(`${sim!.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify(chatBody("queue-full", { max_tokens, ...extra })), signal: others.signal }).catch(() => undefined);
+    const direct = [send(1000, { ignore_eos: true })];
     try {
+      await waitFor(() => sim!.stats().running === 1, 10_000, "the long request running at the model server");
+      direct.push(send(1), send(1));
       await waitFor(() => sim!.stats().waiting === 2, 10_000, "two requests waiting at the model server");
       const replica = h.gateway.registry.get("queue-full")!.replicas[0]!;
       await waitFor(() => replica.saturated, 10_000, "the gateway to scrape the waiting gauge");
