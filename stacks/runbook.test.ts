@@ -17,8 +17,14 @@ import { parseStackYaml } from "../infra/platform/stack-config";
 
 const PROJECT = "ai-platform";
 const PROD_EXAMPLE = path.join(REPO_ROOT, "stacks", "examples", "Pulumi.prod.yaml");
-/** What the page's shell variables hold when an operator follows it (only their presence matters to a render). */
-const SHELL = { S3_USER: "logstore", S3_PASSWORD: "s3-password", AM_PASSWORD: "am-password", HF_TOKEN: "hf_token", REGISTRY_USER: "ci", REGISTRY_PASSWORD: "x" };
+/**
+ * The shell variables a script exports (`export A=… B=…`), each standing for what the operator put there: a command
+ * that uses a variable the page never exports fails, as it would in the operator's shell.
+ */
+function exported(script: string): Record<string, string> {
+  const names = [...script.matchAll(/^export\s+(.*)$/gm)].flatMap((m) => [...(m[1] as string).matchAll(/(?:^|\s)([A-Z_][A-Z0-9_]*)=/g)].map((n) => n[1] as string));
+  return Object.fromEntries(names.map((n) => [n, `${n.toLowerCase()}-as-exported`]));
+}
 
 const page = readDoc("operations.md");
 
@@ -88,7 +94,7 @@ describe("Part 1 (kind, simulated model), followed literally", () => {
   let rendered: Rendered;
   const script = shell(part("Part 1: a local cluster with the simulated model"));
   beforeAll(async () => {
-    const doc = applyConfigCommands(script, readStackDocument(fs.readFileSync(path.join(REPO_ROOT, "Pulumi.dev.yaml"), "utf8")), { project: PROJECT, env: SHELL });
+    const doc = applyConfigCommands(script, readStackDocument(fs.readFileSync(path.join(REPO_ROOT, "Pulumi.dev.yaml"), "utf8")), { project: PROJECT, env: exported(script) });
     rendered = await render(doc);
   });
 
@@ -106,7 +112,7 @@ describe("Part 2 (a GPU cluster), followed literally from the production stack f
   beforeAll(async () => {
     const copy = /^cp (\S+) Pulumi\.\w+\.yaml$/m.exec(script);
     expect(copy?.[1]).toBe("stacks/examples/Pulumi.prod.yaml");
-    doc = applyConfigCommands(script, readStackDocument(fs.readFileSync(path.join(REPO_ROOT, copy?.[1] as string), "utf8")), { project: PROJECT, env: SHELL });
+    doc = applyConfigCommands(script, readStackDocument(fs.readFileSync(path.join(REPO_ROOT, copy?.[1] as string), "utf8")), { project: PROJECT, env: exported(script) });
     rendered = await render(doc);
   });
 
@@ -151,7 +157,7 @@ describe("the production stack file", () => {
 
   test("renders with the secrets it lists, and holds no secret value of its own", async () => {
     const secretLines = text.split("\n").filter((l) => /^#\s+pulumi config set --secret/.test(l)).map((l) => l.replace(/^#\s+/, ""));
-    const doc = applyConfigCommands(secretLines.join("\n"), readStackDocument(text), { project: PROJECT, env: SHELL });
+    const doc = applyConfigCommands(secretLines.join("\n"), readStackDocument(text), { project: PROJECT, env: exported(shell(part("Part 2: a GPU cluster"))) });
     expect(Object.values(readStackDocument(text).config).some((v) => typeof v === "object" && v !== null && "secure" in v)).toBe(false);
     const { resources } = await render(doc);
     expect(resources.filter((r) => r.type === "kubernetes:helm.sh/v4:Chart").map((r) => r.name).sort()).toEqual(
@@ -166,7 +172,7 @@ describe("day 2, as a render shows it", () => {
   beforeAll(async () => {
     const text = fs.readFileSync(PROD_EXAMPLE, "utf8");
     const secrets = text.split("\n").filter((l) => /^#\s+pulumi config set --secret/.test(l)).map((l) => l.replace(/^#\s+/, ""));
-    base = applyConfigCommands(secrets.join("\n"), readStackDocument(text), { project: PROJECT, env: SHELL });
+    base = applyConfigCommands(secrets.join("\n"), readStackDocument(text), { project: PROJECT, env: exported(shell(part("Part 2: a GPU cluster"))) });
     before = await render(base);
   });
 

@@ -62,6 +62,8 @@ export function findApiServerBinaries(env: NodeJS.ProcessEnv = process.env): { b
 export function describeWithApiServer(name: string, fn: (binaries: ApiServerBinaries) => void): void {
   const { binaries, missing } = findApiServerBinaries();
   if (!binaries) {
+    // jest prints no title of a file whose every test is skipped: the reason goes to the run's output as well.
+    console.warn(`${name}: skipped, ${missing.join("; ")}`);
     describe.skip(`${name} — skipped, ${missing.join("; ")}`, () => test("applied to a real API server", () => undefined));
     return;
   }

@@ -17,6 +17,8 @@ describe("what the server kept of what was sent", () => {
     expect(unstoredFields(sent, stored)).toEqual(['.spec.resources.cpu ("0.5" stored as "500m")', ".spec.mode"]);
     expect(unstoredFields({ spec: { a: undefined, b: [1, 2] } }, { spec: { b: [1, 2] } })).toEqual([]);
     expect(unstoredFields({ spec: { b: [1, 2] } }, { spec: { b: [1] } })).toEqual([".spec.b"]);
+    // The program's own objects: a zero value the server drops is a diff every apply sees again.
+    expect(unstoredFields(sent, stored, { zeroValues: "reported" })).toEqual([".spec.egress", ".spec.hostIPC", ".spec.annotations", '.spec.resources.cpu ("0.5" stored as "500m")', ".spec.mode"]);
   });
 
   test("differences name every path where two objects differ, either side", () => {

@@ -146,21 +146,27 @@ function isZero(v: Json): boolean {
 /**
  * Values the program sends that the server does not keep as sent (a value normalised, a field dropped): each is a
  * difference between the program's inputs and the live object that no apply removes. Paths of `sent` only: defaults
- * the server adds are fine, and so is a zero value it omits (`false`, `0`, `""`, an empty list or map); a `null`
- * sets nothing (manifests carry `creationTimestamp: null`).
+ * the server adds are fine; a `null` sets nothing (manifests carry `creationTimestamp: null`). A zero value the
+ * server omits (`false`, `0`, `""`, an empty list or map) is reported only with `zeroValues: "reported"`: for the
+ * objects the program writes itself, where one (`egress: []`) made every apply rewrite the object; a chart's
+ * templates are full of them, harmless to the charts' own upgrades.
  */
-export function unstoredFields(sent: Json, stored: Json, at = ""): string[] {
-  if (isMap(sent)) {
-    if (!isMap(stored)) return isZero(sent) && stored === undefined ? [] : [at || "."];
-    return Object.keys(sent)
-      .filter((k) => sent[k] !== undefined && sent[k] !== null && !(stored[k] === undefined && isZero(sent[k])))
-      .flatMap((k) => (stored[k] === undefined ? [`${at}.${k}`] : unstoredFields(sent[k], stored[k], `${at}.${k}`)));
-  }
-  if (Array.isArray(sent)) {
-    if (!Array.isArray(stored) || stored.length !== sent.length) return [at];
-    return sent.flatMap((x, i) => unstoredFields(x, stored[i], `${at}[${i}]`));
-  }
-  return JSON.stringify(sent) === JSON.stringify(stored) ? [] : [`${at} (${JSON.stringify(sent)} stored as ${JSON.stringify(stored)})`];
+export function unstoredFields(sent: Json, stored: Json, options: { readonly zeroValues?: "omitted" | "reported" } = {}): string[] {
+  const omitZero = options.zeroValues !== "reported";
+  const walk = (sent: Json, stored: Json, at: string): string[] => {
+    if (isMap(sent)) {
+      if (!isMap(stored)) return omitZero && isZero(sent) && stored === undefined ? [] : [at || "."];
+      return Object.keys(sent)
+        .filter((k) => sent[k] !== undefined && sent[k] !== null && !(omitZero && stored[k] === undefined && isZero(sent[k])))
+        .flatMap((k) => (stored[k] === undefined ? [`${at}.${k}`] : walk(sent[k], stored[k], `${at}.${k}`)));
+    }
+    if (Array.isArray(sent)) {
+      if (!Array.isArray(stored) || stored.length !== sent.length) return [at];
+      return sent.flatMap((x, i) => walk(x, stored[i], `${at}[${i}]`));
+    }
+    return JSON.stringify(sent) === JSON.stringify(stored) ? [] : [`${at} (${JSON.stringify(sent)} stored as ${JSON.stringify(stored)})`];
+  };
+  return walk(sent, stored, "");
 }
 
 /** The volumes a StatefulSet's controller adds to its first pod: one claim per volumeClaimTemplate (`<template>-<set>-0`). */

@@ -17,12 +17,17 @@ pulumi config set gateway:replicas 3
 pulumi config set --path 'serving:gpuCapacity.default' 8
 pulumi config set --path 'serving:weightsCache.retain' false
 pulumi config set --path 'serving:weightsCache.storageClass' nfs-client
-pulumi config set --path gateway:maxReplicas --type string 6`);
+pulumi config set --path gateway:maxReplicas --type string 6
+pulumi config set --path gateway:targetCpuUtilization 70
+pulumi config set --path 'serving:replicas["generative/qwen3-8b"]' 007`);
     expect(config).toEqual({
       "gateway:replicas": "3",
       "serving:gpuCapacity": { default: 8 },
       "serving:weightsCache": { retain: false, storageClass: "nfs-client" },
       "gateway:maxReplicas": "6",
+      // Top level: a string even with --path; a leading zero keeps a string.
+      "gateway:targetCpuUtilization": "70",
+      "serving:replicas": { "generative/qwen3-8b": "007" },
     });
   });
 
@@ -34,6 +39,8 @@ pulumi config set --path 'gateway:apiKeys[1].models[0]' qwen3-8b`,
     );
     expect(config["gateway:apiKeys"]).toEqual([{ name: "dev" }, { name: "ops", models: ["qwen3-8b"] }]);
     expect(() => apply("pulumi config set --path 'serving:models[2]' x", "config:\n  serving:models: [a]\n")).toThrow(/past the end of a list of 1/);
+    // A path into a key that holds a string replaces the string.
+    expect(apply("pulumi config set --path 'serving:gpuCapacity.default' 8", "config:\n  serving:gpuCapacity: '{}'\n")).toEqual({ "serving:gpuCapacity": { default: 8 } });
   });
 
   test("secrets, variables and command substitutions; a missing variable or value is an error", () => {

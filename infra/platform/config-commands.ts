@@ -1,8 +1,9 @@
 // `pulumi config set` and `pulumi config rm` as the Pulumi CLI applies them to a stack file, so that a runbook's
 // commands can be run against a test stack and the result rendered (the CLI itself is not on the test machines).
-// Semantics followed (pulumi config set --help): without --path the value is a string; with --path the key walks
-// into maps (`a.b`, `a["b.c"]`) and lists (`a[0]`, appending at the end), and "true"/"false" become booleans and
-// integers numbers; --secret stores `{ secure: … }` (here a placeholder: no encryption key in a test).
+// Semantics followed (pulumi config set --help, and the CLI's config map): a top-level value is a string; with
+// --path the key walks into maps (`a.b`, `a["b.c"]`) and lists (`a[0]`, appending at the end), where "true"/"false"
+// become booleans and integers without a leading zero numbers; --secret stores `{ secure: … }` (here a placeholder:
+// no encryption key in a test).
 import { parse as parseShell } from "shell-quote";
 import { parse as parseYaml, stringify } from "yaml";
 import { SECRET_PLACEHOLDER } from "./mocks";
@@ -34,7 +35,8 @@ export function parseConfigPath(key: string): (string | number)[] {
 function typedLeaf(value: string, type: string | undefined): Json {
   if (type === "string") return value;
   if (type === "bool" || (type === undefined && (value === "true" || value === "false"))) return value === "true";
-  if (type === "int" || type === "float" || (type === undefined && /^-?\d+$/.test(value))) {
+  // Integers as the CLI's config map reads them: no leading zero ("007" stays a string).
+  if (type === "int" || type === "float" || (type === undefined && /^-?(0|[1-9]\d*)$/.test(value))) {
     const n = Number(value);
     if (Number.isNaN(n)) throw new ConfigCommandError(`${value}: not a number`);
     return n;
@@ -55,8 +57,9 @@ function setPath(doc: StackDocument, segments: (string | number)[], leaf: Json, 
     doc.config[head] = leaf;
     return;
   }
-  const top = doc.config[head] ?? (typeof rest[0] === "number" ? [] : {});
-  if (!isContainer(top)) throw new ConfigCommandError(`${key}: ${head} holds a string; --path cannot index into it`);
+  // A key that holds a string is replaced by the map or list the path walks into, as the CLI does.
+  const existing = doc.config[head];
+  const top = isContainer(existing) ? existing : typeof rest[0] === "number" ? [] : {};
   doc.config[head] = top;
   let container: Container = top;
   for (let i = 0; i < rest.length; i++) {
@@ -129,7 +132,8 @@ export function applyConfigCommands(script: string, doc: StackDocument, options:
       continue;
     }
     if (value === undefined) throw new ConfigCommandError(`${line}: no value (the CLI would prompt for it)`);
-    const leaf: Json = flags.has("--secret") ? { secure: SECRET_PLACEHOLDER } : flags.has("--path") ? typedLeaf(value, type) : value;
+    // Typed only inside a map or list: a top-level value is a string even with --path.
+    const leaf: Json = flags.has("--secret") ? { secure: SECRET_PLACEHOLDER } : segments.length > 1 ? typedLeaf(value, type) : value;
     setPath(doc, segments, leaf, key);
   }
   return doc;

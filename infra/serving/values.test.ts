@@ -231,7 +231,6 @@ describe("replica Service and HTTPRoute", () => {
     expect(svc.metadata).toMatchObject({ name: "model-qwen3-8b", namespace: "app-serving" });
     expect(svc.spec).toEqual({
       clusterIP: "None",
-      publishNotReadyAddresses: false,
       selector: { "ai-platform.io/platform": "ai-platform", "ai-platform.io/model-slug": "qwen3-8b", "llm-d.ai/role": "decode" },
       ports: [{ name: "http", protocol: "TCP", port: 8000, targetPort: 8000 }],
     });

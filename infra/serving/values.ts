@@ -274,8 +274,9 @@ function objectLabels(def: ModelDefinition, labelDomain: string, component: stri
 }
 
 /**
- * Headless Service over the model's serving pods: Kubernetes publishes only ready pods in its DNS records, which
- * is how the gateway (catalog `mode: dns`) discovers the replicas it balances across.
+ * Headless Service over the model's serving pods: Kubernetes publishes only ready pods in its DNS records (the
+ * default, `publishNotReadyAddresses` unset: an explicit false is dropped by the server, a diff no apply settles),
+ * which is how the gateway (catalog `mode: dns`) discovers the replicas it balances across.
  */
 export function buildReplicaService(def: ModelDefinition, namespace: string, labelDomain: string): Record<string, unknown> {
   return {
@@ -284,7 +285,6 @@ export function buildReplicaService(def: ModelDefinition, namespace: string, lab
     metadata: { name: modelObjectName(def.slug), namespace, labels: objectLabels(def, labelDomain, "model-replicas") },
     spec: {
       clusterIP: "None",
-      publishNotReadyAddresses: false,
       selector: replicaSelector(def, labelDomain),
       ports: [{ name: "http", protocol: "TCP", port: def.servingPort, targetPort: def.servingPort }],
     },
