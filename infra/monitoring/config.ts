@@ -25,7 +25,8 @@ import {
   defaultChartPath,
   PINNED_CHARTS,
 } from "./constants";
-import { awsEndpointRegion, IRSA_ROLE_ANNOTATION, workloadIdentityIssues } from "./s3-identity";
+import { endpointRegionIssue } from "../platform/s3-endpoint";
+import { IRSA_ROLE_ANNOTATION, workloadIdentityIssues } from "./s3-identity";
 
 export const CONFIG_NAMESPACE = "monitoring";
 
@@ -163,10 +164,8 @@ export const monitoringSchema = z
       } else if (present.s3Password === undefined) {
         ctx.addIssue({ code: "custom", path: ["s3Password"], message: "required (pulumi config set --secret monitoring:s3Password …)" });
       }
-      const endpointRegion = typeof present.s3Endpoint === "string" ? awsEndpointRegion(present.s3Endpoint) : undefined;
-      if (endpointRegion !== undefined && typeof present.s3Region === "string" && present.s3Region !== endpointRegion) {
-        add([{ path: ["s3Region"], message: `must be ${endpointRegion}, the region of s3Endpoint: AWS refuses requests signed for another region` }]);
-      }
+      const regionIssue = endpointRegionIssue(present.s3Endpoint, present.s3Region, "s3Endpoint");
+      if (regionIssue) add([{ path: ["s3Region"], message: regionIssue }]);
       for (const component of COMPONENTS) {
         if (!listed.includes(component)) continue;
         for (const key of REQUIRED_BY_COMPONENT[component]) {

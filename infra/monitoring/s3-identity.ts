@@ -10,6 +10,7 @@
 // through it needs them too. So the GKE annotation is refused here with that explanation.
 
 import type { KeyIssue } from "../platform/config";
+import { isAwsS3Endpoint } from "../platform/s3-endpoint";
 
 /** The IRSA annotation: the IAM role the pods of the service account assume. */
 export const IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn";
@@ -17,20 +18,6 @@ export const IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn";
 export const GKE_SERVICE_ACCOUNT_ANNOTATION = "iam.gke.io/gcp-service-account";
 
 const IAM_ROLE_ARN = /^arn:aws(?:-cn|-us-gov|-iso|-iso-b)?:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
-
-/** True for AWS's own S3 endpoints (regional, dual-stack, FIPS, VPC endpoints, China). */
-export function isAwsS3Endpoint(url: string): boolean {
-  return URL.canParse(url) && /(^|\.)amazonaws\.com(\.cn)?$/.test(new URL(url).hostname);
-}
-
-/** The region an AWS S3 endpoint belongs to (`s3.eu-west-1.amazonaws.com` → eu-west-1; the global `s3.amazonaws.com` → us-east-1). */
-export function awsEndpointRegion(url: string): string | undefined {
-  if (!isAwsS3Endpoint(url)) return undefined;
-  const host = new URL(url).hostname;
-  const regional = /(?:^|[.-])([a-z]{2}(?:-[a-z]+)+-\d+)\.(?:vpce\.)?amazonaws\.com(?:\.cn)?$/.exec(host);
-  if (regional) return regional[1];
-  return /^s3(-external-1)?\.amazonaws\.com$/.test(host) ? "us-east-1" : undefined;
-}
 
 /** What cannot work with these service-account annotations, each on the key to change. */
 export function workloadIdentityIssues(annotations: Readonly<Record<string, string>>, s3Endpoint: string | undefined): KeyIssue[] {
