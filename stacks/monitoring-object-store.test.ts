@@ -44,9 +44,11 @@ describeWithCharts("the log store's object store, rendered by the real chart", M
     irsa = await renderMonitoring(helm, fullConfig({ ...LOGSTORE_ONLY, ...workloadIdentityOverrides() }), archive);
   }, 120_000);
 
-  test("s3Region: Loki signs for it and the bucket Job creates the bucket there", () => {
+  test("s3Region: Loki and the bucket Job sign for it; only on AWS is the bucket created there (LocationConstraint)", () => {
     expect(lokiConfig(keys).common.storage.s3).toMatchObject({ region: "eu-central-1", endpoint: "objectstore.app-shaide.svc.cluster.local:9000", insecure: true });
     expect(env(job(keys).main).AWS_DEFAULT_REGION).toBe("eu-central-1");
+    expect(env(job(keys).main).S3_LOCATION_CONSTRAINT).toBeUndefined();
+    expect(env(job(irsa).main)).toMatchObject({ AWS_DEFAULT_REGION: "eu-west-1", S3_LOCATION_CONSTRAINT: "eu-west-1" });
   });
 
   test("s3ClientImage: the bucket Job runs the image as given, tag and digest", () => {

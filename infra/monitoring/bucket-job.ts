@@ -4,6 +4,7 @@ import * as fs from "fs";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../platform/labels";
+import { isAwsS3Endpoint } from "../platform/s3-endpoint";
 import { containerSecurityContext, podSecurityContext } from "../platform/security";
 import { IMAGE_IDENTITIES } from "./chart-security";
 import { BUCKET_JOB_ATTEMPTS, BUCKET_JOB_NAME } from "./constants";
@@ -21,7 +22,7 @@ export interface BucketJobArgs {
   readonly image: string;
   readonly s3Endpoint: string;
   readonly bucket: string;
-  /** `s3Region`: signs the requests, and is where the bucket is created. */
+  /** `s3Region`: the region the requests are signed for (and, on AWS, where the bucket is created). */
   readonly region: string;
   /** Static keys: the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Workload identity: the pod's service account. */
   readonly credentials: { readonly secretName: string } | { readonly serviceAccountName: string };
@@ -35,12 +36,22 @@ export interface BucketJobArgs {
 }
 
 /**
+ * The LocationConstraint of the bucket's creation: AWS creates a bucket outside us-east-1 only with one, and refuses
+ * one that names us-east-1. Other stores get none: MinIO and Ceph refuse one that differs from their own region, and
+ * Cloud Storage's XML API reads it as a Google location, not as the region the requests are signed for.
+ */
+export function locationConstraint(s3Endpoint: string, region: string): string | undefined {
+  return isAwsS3Endpoint(s3Endpoint) && region !== "us-east-1" ? region : undefined;
+}
+
+/**
  * Job spec (without metadata/apiVersion, which the Pulumi resource adds). The AWS CLI image runs as root by default;
  * it needs no privilege, only a writable home for its cache, so it runs as `nobody` with /tmp as home on a read-only
  * root filesystem.
  */
 export function buildBucketJobSpec(args: BucketJobArgs) {
   const identity = args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined;
+  const location = locationConstraint(args.s3Endpoint, args.region);
   const secretName = "secretName" in args.credentials ? args.credentials.secretName : undefined;
   const keyEnv = secretName
     ? [S3_ENV.accessKeyId, S3_ENV.secretAccessKey].map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } }))
@@ -73,6 +84,7 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
               { name: "HOME", value: "/tmp" },
               // Set here, so EKS's webhook does not add its own region.
               { name: "AWS_DEFAULT_REGION", value: args.region },
+              ...(location ? [{ name: "S3_LOCATION_CONSTRAINT", value: location }] : []),
               ...keyEnv,
             ],
             resources: RESOURCES.bucketJob,

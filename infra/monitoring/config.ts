@@ -88,7 +88,7 @@ export const monitoringSchema = z
     s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
     s3Region: s3Region
       .default(DEFAULT_S3_REGION)
-      .meta(doc("Region the log store and the bucket Job sign for, and the bucket is created in: on AWS the bucket's (matching a regional `s3Endpoint`); S3-compatible stores: as configured (most accept any).", "eu-west-1")),
+      .meta(doc("Region the log store's and the bucket Job's requests are signed for: on AWS the bucket's (matching a regional `s3Endpoint`), where the Job creates it; other stores: as configured (most accept any).", "eu-west-1")),
     s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless `s3ServiceAccountAnnotations` is set.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
     s3Password: secretPresence.optional().meta(doc("Its password (the owner's), required likewise. Rotating it re-runs the bucket Job and restarts the log store.")),
