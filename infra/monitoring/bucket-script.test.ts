@@ -6,7 +6,9 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
-import { BUCKET_SCRIPT_PATH, buildBucketJobSpec } from "./bucket-job";
+import { BUCKET_SCRIPTS, buildBucketJobSpec } from "./bucket-job";
+
+const BUCKET_SCRIPT_PATH = BUCKET_SCRIPTS.s3.path;
 // s3rver ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require("s3rver") as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
@@ -128,7 +130,7 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
 
   /** The environment the Job gives the script for this endpoint and region, pointed at the local server instead. */
   function jobEnv(s3Endpoint: string, region: string): Record<string, string> {
-    const spec = buildBucketJobSpec({ image: "aws-cli", s3Endpoint, bucket: "unused", region, credentials: { secretName: "s" }, scriptConfigMapName: "c", fixedUserIds: true });
+    const spec = buildBucketJobSpec({ image: "aws-cli", bucket: "unused", target: { store: "s3", s3Endpoint, region, credentials: { secretName: "s" } }, scriptConfigMapName: "c", fixedUserIds: true });
     const env = spec.template.spec.containers[0]?.env ?? [];
     const values = Object.fromEntries(env.flatMap((e) => ("value" in e && e.value !== undefined ? [[e.name, e.value]] : [])));
     return { ...values, S3_ENDPOINT: endpoint, RETRY_DELAY_SECONDS: "0", HOME: dir };
