@@ -56,7 +56,7 @@ export interface BucketJobArgs {
 
 /**
  * The LocationConstraint of the bucket's creation: AWS creates a bucket outside us-east-1 only with one, and refuses
- * one that names us-east-1. Other stores get none: MinIO and Ceph refuse one that differs from their own region, and
+ * one that names us-east-1. Other stores get none: Ceph, and MinIO with a region set, refuse one that is not theirs, and
  * Cloud Storage's XML API reads it as a Google location, not as the region the requests are signed for.
  */
 export function locationConstraint(s3Endpoint: string, region: string): string | undefined {

@@ -94,18 +94,18 @@ export const monitoringSchema = z
       .default("s3")
       .meta(
         doc(
-          "The log store's object store API: `s3` (`s3Endpoint`, with `s3User`/`s3Password` or EKS IRSA), or `gcs`, Google Cloud Storage's own API as GKE Workload Identity, without `s3Endpoint` or keys ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).",
+          "`s3`: an S3 API at `s3Endpoint`, with `s3User`/`s3Password` or EKS IRSA; `gcs`: Cloud Storage's own API as GKE Workload Identity ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).",
           "gcs",
         ),
       ),
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
       .optional()
-      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore` and `objectStore: s3`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
+      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore` on `s3`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
     s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
     s3Region: s3Region
       .default(DEFAULT_S3_REGION)
-      .meta(doc("Region the log store's and the bucket Job's requests are signed for: on AWS the bucket's (matching a regional `s3Endpoint`), where the Job creates it; other stores: as configured (most accept any). With `objectStore: gcs`: the location the Job creates the bucket in.", "eu-west-1", "europe-west1")),
+      .meta(doc("Region requests are signed for: on AWS the bucket's (matching a regional `s3Endpoint`); other stores: as configured (most accept any). With `gcs`: the bucket's location.", "eu-west-1", "europe-west1")),
     s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless workload identity replaces the keys.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
     s3Password: secretPresence.optional().meta(doc("Its password (the owner's), required likewise. Rotating it re-runs the bucket Job and restarts the log store.")),
@@ -114,7 +114,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          `Workload identity instead of \`s3User\`/\`s3Password\`: the log store's (and the bucket Job's) service account annotations, \`${IRSA_ROLE_ANNOTATION}\` (EKS IRSA) or with \`objectStore: gcs\` \`${GKE_SERVICE_ACCOUNT_ANNOTATION}\` ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
+          `Workload identity instead of keys: annotations of the log store's (and the bucket Job's) service account, \`${IRSA_ROLE_ANNOTATION}\` (IRSA) or, with \`gcs\`, \`${GKE_SERVICE_ACCOUNT_ANNOTATION}\` ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
           { [GKE_SERVICE_ACCOUNT_ANNOTATION]: "logstore@my-project.iam.gserviceaccount.com" },
         ),
@@ -124,7 +124,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          `The bucket Job's own service account annotations, so that only it may create the bucket; default: \`${ANNOTATIONS_KEY}\`. Changing it re-runs the Job.`,
+          `The bucket Job's own, so that only it may create buckets; default \`${ANNOTATIONS_KEY}\`. Changing it re-runs the Job.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore-bucket" },
         ),
       ),
@@ -132,7 +132,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          `Image of the bucket Job by tag or digest (air-gapped clusters: a mirror): an AWS CLI, default \`${DEFAULT_BUCKET_JOB_IMAGES.s3}\`; with \`objectStore: gcs\` one with sh and curl, default \`${DEFAULT_BUCKET_JOB_IMAGES.gcs}\`.`,
+          `Image of the bucket Job by tag or digest (air-gapped clusters: a mirror); default \`${DEFAULT_BUCKET_JOB_IMAGES.s3}\`, with \`gcs\` \`${DEFAULT_BUCKET_JOB_IMAGES.gcs}\` (sh and curl).`,
           "registry.internal/mirror/aws-cli:2.22.0",
           `amazon/aws-cli@sha256:${"0".repeat(64)}`,
         ),
