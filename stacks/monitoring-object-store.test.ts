@@ -8,6 +8,7 @@ import { BUCKET_JOB_NAME, NAMESPACE } from "../infra/monitoring/constants";
 import { BUCKET_SCRIPT_CONFIGMAP, LOGSTORE_CREDENTIALS_SECRET } from "../infra/monitoring/logstore";
 import { fullConfig, gcsOverrides, TEST_GOOGLE_SERVICE_ACCOUNT, TEST_ROLE_ARN, TEST_S3_PASSWORD, workloadIdentityOverrides } from "../infra/monitoring/testing";
 import { describeWithCharts, type Manifest } from "../infra/platform/helm";
+import { validateKubernetesObject } from "../infra/platform/k8s-validate";
 import { allContainers, type Container, type PodOwner, podOwners } from "../infra/platform/manifests";
 import { revealSecrets } from "../infra/platform/mocks";
 import { ignoredValues, MONITORING_CHARTS, type RenderedMonitoring, renderMonitoring } from "./monitoring-charts";
@@ -156,6 +157,12 @@ describeWithCharts("the log store's object store, rendered by the real chart", M
       expect(Object.keys(find(gcs.direct, "ConfigMap", BUCKET_SCRIPT_CONFIGMAP).data)).toEqual(["create-bucket-gcs.sh"]);
       expect(env(main)).toEqual({ GCS_BUCKET: "logstore-chunks", GCS_LOCATION: "europe-west1", ATTEMPTS: "5", RETRY_DELAY_SECONDS: "10", HOME: "/tmp" });
       expect(pod.spec).toMatchObject({ serviceAccountName: BUCKET_JOB_NAME, automountServiceAccountToken: false });
+    });
+
+    test("every object declared or rendered validates against the Kubernetes OpenAPI schema", () => {
+      const objects = [...gcs.direct, ...logstore(gcs)];
+      expect(objects.length).toBeGreaterThan(8);
+      for (const o of objects) expect(() => validateKubernetesObject(o)).not.toThrow();
     });
 
     test("without annotations (IAM grants the Kubernetes service accounts themselves) neither service account is annotated", async () => {
