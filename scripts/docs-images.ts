@@ -6,7 +6,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { fullConfig } from "../infra/monitoring/testing";
 import { helmBinary } from "../infra/platform/helm";
-import { AIRGAP_MARKERS, airgapImageTable, generatedSection, pinnedArchive, renderMonitoring } from "../stacks/monitoring-charts";
+import { AIRGAP_MARKERS, AIRGAP_VARIANTS, airgapImageTable, generatedSection, pinnedArchive, renderMonitoring } from "../stacks/monitoring-charts";
 
 export const MONITORING_PAGE = path.resolve(__dirname, "..", "docs", "monitoring.md");
 
@@ -14,7 +14,9 @@ async function main(): Promise<void> {
   const helm = helmBinary();
   if (!helm) throw new Error("no helm (HELM, PATH, or its npm package)");
   // Every component enabled: the list covers whatever a stack may deploy.
-  const table = airgapImageTable(await renderMonitoring(helm, fullConfig(), pinnedArchive));
+  const variants = [];
+  for (const v of AIRGAP_VARIANTS) variants.push({ note: v.note, rendered: await renderMonitoring(helm, v.config, pinnedArchive) });
+  const table = airgapImageTable(await renderMonitoring(helm, fullConfig(), pinnedArchive), variants);
   const page = fs.readFileSync(MONITORING_PAGE, "utf8");
   if (generatedSection(page) === undefined) throw new Error(`${MONITORING_PAGE} has no ${AIRGAP_MARKERS.start} … ${AIRGAP_MARKERS.end} section`);
   const start = page.indexOf(AIRGAP_MARKERS.start) + AIRGAP_MARKERS.start.length;

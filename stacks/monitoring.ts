@@ -15,6 +15,8 @@ import {
   NAMESPACE,
   Viewer,
 } from "../infra/monitoring";
+import type { ObjectStoreConfig } from "../infra/monitoring/config";
+import type { LogstoreArgs } from "../infra/monitoring/logstore";
 import { monitoringPodLabels } from "../infra/monitoring/pod-labels";
 
 /** Recorded on the namespace: the spec loads `cloudProvider` but no component behaves differently by it. */
@@ -24,6 +26,13 @@ export interface MonitoringOutputs {
   readonly namespace: pulumi.Output<string>;
   readonly components: string[];
   readonly cloudProvider: string;
+}
+
+/** The log store's object store with the S3 password (a secret Output) where static keys are used. */
+function withPassword(store: ObjectStoreConfig, password: pulumi.Output<string> | undefined): LogstoreArgs["store"] {
+  if (store.type === "gcs") return store;
+  const { endpoint, region, auth } = store;
+  return { type: "s3", endpoint, region, auth: auth.kind === "keys" ? { kind: "keys", user: auth.user, password: password as pulumi.Output<string> } : auth };
 }
 
 /** `digestKey`: the stack's key for secret digests on pod templates (platform/secret-digest.ts). */
@@ -51,14 +60,9 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
       chartPath: cfg.logstore.chartPath,
       version: cfg.logstore.version,
       storageClass: cfg.logstore.storageClass,
-      s3Endpoint: cfg.logstore.s3.endpoint,
-      bucket: cfg.logstore.s3.bucket,
-      region: cfg.logstore.s3.region,
-      auth:
-        cfg.logstore.s3.auth.kind === "keys"
-          ? { kind: "keys", user: cfg.logstore.s3.auth.user, password: secrets.s3Password as pulumi.Output<string> }
-          : cfg.logstore.s3.auth,
-      s3ClientImage: cfg.logstore.s3ClientImage,
+      bucket: cfg.logstore.store.bucket,
+      store: withPassword(cfg.logstore.store, secrets.s3Password),
+      bucketJobImage: cfg.logstore.bucketJobImage,
       podLabels,
       fixedUserIds,
       clusterDomain: cluster.domain,

@@ -1,30 +1,50 @@
-// The bucket Job `logstore-create-bucket` (spec "Bucket job") as a pure manifest builder. The shell script lives in
-// scripts/create-bucket.sh so that the test suite can run it for real against an S3-compatible server.
+// The bucket Job `logstore-create-bucket` (spec "Bucket job") as a pure manifest builder. Its shell scripts live in
+// scripts/ so that the test suites can run them for real: create-bucket.sh (an S3 API, through the AWS CLI) against an
+// S3-compatible server, create-bucket-gcs.sh (Cloud Storage's JSON API, through curl) against a double of Google's.
 import * as fs from "fs";
 import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../platform/labels";
+import { isAwsS3Endpoint } from "../platform/s3-endpoint";
 import { containerSecurityContext, podSecurityContext } from "../platform/security";
 import { IMAGE_IDENTITIES } from "./chart-security";
 import { BUCKET_JOB_ATTEMPTS, BUCKET_JOB_NAME } from "./constants";
 import { S3_ENV } from "./logstore-values";
+import type { ObjectStoreType } from "./object-store";
 import { RESOURCES } from "./resources";
 
-export const BUCKET_SCRIPT_PATH = path.join(__dirname, "scripts", "create-bucket.sh");
-export const BUCKET_SCRIPT_KEY = "create-bucket.sh";
+/** The script of each object store type, and its key in the script ConfigMap. */
+export const BUCKET_SCRIPTS = {
+  s3: { path: path.join(__dirname, "scripts", "create-bucket.sh"), key: "create-bucket.sh" },
+  gcs: { path: path.join(__dirname, "scripts", "create-bucket-gcs.sh"), key: "create-bucket-gcs.sh" },
+} as const satisfies Record<ObjectStoreType, { path: string; key: string }>;
 
-export function bucketScript(): string {
-  return fs.readFileSync(BUCKET_SCRIPT_PATH, "utf8");
+export function bucketScript(store: ObjectStoreType): string {
+  return fs.readFileSync(BUCKET_SCRIPTS[store].path, "utf8");
 }
+
+/** Where the bucket goes, and how the Job authenticates there. */
+export type BucketTarget =
+  | {
+      readonly store: "s3";
+      readonly s3Endpoint: string;
+      /** `s3Region`: the region the requests are signed for (and, on AWS, where the bucket is created). */
+      readonly region: string;
+      /** Static keys: the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Workload identity: the pod's service account. */
+      readonly credentials: { readonly secretName: string } | { readonly serviceAccountName: string };
+    }
+  | {
+      readonly store: "gcs";
+      /** `s3Region`: the Cloud Storage location a missing bucket is created in. */
+      readonly location: string;
+      /** Its Workload Identity: the GKE metadata server gives tokens per Kubernetes service account. */
+      readonly serviceAccountName: string;
+    };
 
 export interface BucketJobArgs {
   readonly image: string;
-  readonly s3Endpoint: string;
   readonly bucket: string;
-  /** `s3Region`: signs the requests, and is where the bucket is created. */
-  readonly region: string;
-  /** Static keys: the Secret with AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY. Workload identity: the pod's service account. */
-  readonly credentials: { readonly secretName: string } | { readonly serviceAccountName: string };
+  readonly target: BucketTarget;
   readonly scriptConfigMapName: string;
   /** Extra pod labels (the platform label, so the collector ships the Job's log). */
   readonly podLabels?: Readonly<Record<string, string>>;
@@ -35,16 +55,45 @@ export interface BucketJobArgs {
 }
 
 /**
+ * The LocationConstraint of the bucket's creation: AWS creates a bucket outside us-east-1 only with one, and refuses
+ * one that names us-east-1. Other stores get none: Ceph, and MinIO with a region set, refuse one that is not theirs, and
+ * Cloud Storage's XML API reads it as a Google location, not as the region the requests are signed for.
+ */
+export function locationConstraint(s3Endpoint: string, region: string): string | undefined {
+  return isAwsS3Endpoint(s3Endpoint) && region !== "us-east-1" ? region : undefined;
+}
+
+type EnvVar = { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
+
+/** What each script reads (see the header of each). */
+function targetEnv(bucket: string, target: BucketTarget): EnvVar[] {
+  if (target.store === "gcs") {
+    return [
+      { name: "GCS_BUCKET", value: bucket },
+      { name: "GCS_LOCATION", value: target.location },
+    ];
+  }
+  const location = locationConstraint(target.s3Endpoint, target.region);
+  const secretName = "secretName" in target.credentials ? target.credentials.secretName : undefined;
+  return [
+    { name: "S3_ENDPOINT", value: target.s3Endpoint },
+    { name: "S3_BUCKET", value: bucket },
+    // Set here, so EKS's webhook does not add its own region.
+    { name: "AWS_DEFAULT_REGION", value: target.region },
+    ...(location ? [{ name: "S3_LOCATION_CONSTRAINT", value: location }] : []),
+    ...(secretName ? [S3_ENV.accessKeyId, S3_ENV.secretAccessKey].map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } })) : []),
+  ];
+}
+
+/**
  * Job spec (without metadata/apiVersion, which the Pulumi resource adds). The AWS CLI image runs as root by default;
- * it needs no privilege, only a writable home for its cache, so it runs as `nobody` with /tmp as home on a read-only
- * root filesystem.
+ * neither client needs a privilege, only a writable home and /tmp, so the Job runs as `nobody` with /tmp as home on a
+ * read-only root filesystem.
  */
 export function buildBucketJobSpec(args: BucketJobArgs) {
   const identity = args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined;
-  const secretName = "secretName" in args.credentials ? args.credentials.secretName : undefined;
-  const keyEnv = secretName
-    ? [S3_ENV.accessKeyId, S3_ENV.secretAccessKey].map((key) => ({ name: key, valueFrom: { secretKeyRef: { name: secretName, key } } }))
-    : [];
+  const t = args.target;
+  const serviceAccountName = t.store === "gcs" ? t.serviceAccountName : "serviceAccountName" in t.credentials ? t.credentials.serviceAccountName : undefined;
   return {
     // The script makes every attempt itself (BUCKET_JOB_ATTEMPTS); one failed pod fails the Job
     // ("backoff limit exceeded"), so the total number of attempts is exactly the spec's 5.
@@ -56,24 +105,21 @@ export function buildBucketJobSpec(args: BucketJobArgs) {
       },
       spec: {
         restartPolicy: "Never",
-        // No Kubernetes API token; with workload identity, EKS's webhook mounts a token of its own for AWS STS.
+        // No Kubernetes API token: EKS's webhook mounts a token of its own for AWS STS, and the GKE metadata server
+        // knows the pod's service account without one.
         automountServiceAccountToken: false,
-        ...("serviceAccountName" in args.credentials ? { serviceAccountName: args.credentials.serviceAccountName } : {}),
+        ...(serviceAccountName ? { serviceAccountName } : {}),
         securityContext: podSecurityContext(identity),
         containers: [
           {
             name: "create-bucket",
             image: args.image,
-            command: ["/bin/sh", `/scripts/${BUCKET_SCRIPT_KEY}`],
+            command: ["/bin/sh", `/scripts/${BUCKET_SCRIPTS[t.store].key}`],
             env: [
-              { name: "S3_ENDPOINT", value: args.s3Endpoint },
-              { name: "S3_BUCKET", value: args.bucket },
+              ...targetEnv(args.bucket, t),
               { name: "ATTEMPTS", value: String(BUCKET_JOB_ATTEMPTS) },
               { name: "RETRY_DELAY_SECONDS", value: "10" },
               { name: "HOME", value: "/tmp" },
-              // Set here, so EKS's webhook does not add its own region.
-              { name: "AWS_DEFAULT_REGION", value: args.region },
-              ...keyEnv,
             ],
             resources: RESOURCES.bucketJob,
             securityContext: containerSecurityContext(identity),

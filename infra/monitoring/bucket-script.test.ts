@@ -6,7 +6,9 @@ import * as fs from "fs";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
-import { BUCKET_SCRIPT_PATH } from "./bucket-job";
+import { BUCKET_SCRIPTS, buildBucketJobSpec } from "./bucket-job";
+
+const BUCKET_SCRIPT_PATH = BUCKET_SCRIPTS.s3.path;
 // s3rver ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require("s3rver") as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
@@ -126,14 +128,31 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
     expect((await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logstore-chunks" })).calls).toEqual(["head-bucket"]);
   });
 
-  test("a region other than us-east-1: the bucket is created there (LocationConstraint), as AWS requires", async () => {
-    const r = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logs-eu", AWS_DEFAULT_REGION: "eu-central-1" });
+  /** The environment the Job gives the script for this endpoint and region, pointed at the local server instead. */
+  function jobEnv(s3Endpoint: string, region: string): Record<string, string> {
+    const spec = buildBucketJobSpec({ image: "aws-cli", bucket: "unused", target: { store: "s3", s3Endpoint, region, credentials: { secretName: "s" } }, scriptConfigMapName: "c", fixedUserIds: true });
+    const env = spec.template.spec.containers[0]?.env ?? [];
+    const values = Object.fromEntries(env.flatMap((e) => ("value" in e && e.value !== undefined ? [[e.name, e.value]] : [])));
+    return { ...values, S3_ENDPOINT: endpoint, RETRY_DELAY_SECONDS: "0", HOME: dir };
+  }
+
+  test("an AWS endpoint outside us-east-1: the bucket is created in the region (LocationConstraint), as AWS requires", async () => {
+    const r = await runScript({ ...GOOD, ...jobEnv("https://s3.eu-central-1.amazonaws.com", "eu-central-1"), S3_BUCKET: "logs-eu" });
     expect({ status: r.status, calls: r.calls }).toEqual({ status: 0, calls: ["head-bucket", "create-bucket"] });
     expect(r.argv[1]).toMatch(/ create-bucket --bucket logs-eu --create-bucket-configuration LocationConstraint=eu-central-1$/);
     expect(await bucketExists("logs-eu")).toBe(true);
-    // us-east-1 (the default) takes none: AWS refuses a LocationConstraint that names it.
-    const east = await runScript({ ...GOOD, S3_ENDPOINT: endpoint, S3_BUCKET: "logs-east" });
+    // us-east-1 takes none: AWS refuses a LocationConstraint that names it.
+    const east = await runScript({ ...GOOD, ...jobEnv("https://s3.amazonaws.com", "us-east-1"), S3_BUCKET: "logs-east" });
     expect(east.argv[1]).toMatch(/ create-bucket --bucket logs-east$/);
+  });
+
+  test("another store with a region: signed for it, but no LocationConstraint (Ceph, and MinIO with a region set, refuse one not theirs)", async () => {
+    const env = jobEnv("http://objectstore.app-shaide.svc.cluster.local:9000", "eu-central-1");
+    expect(env.AWS_DEFAULT_REGION).toBe("eu-central-1");
+    const r = await runScript({ ...GOOD, ...env, S3_BUCKET: "logs-minio" });
+    expect({ status: r.status, calls: r.calls }).toEqual({ status: 0, calls: ["head-bucket", "create-bucket"] });
+    expect(r.argv[1]).toMatch(/ create-bucket --bucket logs-minio$/);
+    expect(await bucketExists("logs-minio")).toBe(true);
   });
 
   test("object store unreachable: 5 attempts, then the script fails", async () => {

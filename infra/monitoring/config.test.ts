@@ -1,13 +1,25 @@
 // The `monitoring:` key table, validated by one zod schema with one error message naming every offending key.
 import { configProblems } from "../platform/config-testing";
 import { parseMonitoringConfig, REQUIRED_BY_COMPONENT } from "./config";
-import { alertingOverrides, fullConfig, rawNamespace, TEST_ALERTMANAGER_CREDENTIALS, TEST_ALERTMANAGER_SECRET_VALUES, TEST_ROLE_ARN, workloadIdentityOverrides } from "./testing";
+import {
+  alertingOverrides,
+  fullConfig,
+  gcsOverrides,
+  rawNamespace,
+  TEST_ALERTMANAGER_CREDENTIALS,
+  TEST_ALERTMANAGER_SECRET_VALUES,
+  TEST_GOOGLE_SERVICE_ACCOUNT,
+  TEST_ROLE_ARN,
+  workloadIdentityOverrides,
+} from "./testing";
 
 const LABEL_DOMAIN = "ai-platform.io";
 /** `null` = no platform:labelDomain in the stack. */
 const parse = (overrides: Record<string, string | undefined> = {}, labelDomain: string | null = LABEL_DOMAIN) =>
   parseMonitoringConfig(rawNamespace(fullConfig(overrides)), labelDomain ?? undefined);
 const problems = configProblems;
+/** The object store settings of a parsed configuration. */
+const store = (overrides: Record<string, string | undefined> = {}) => parse(overrides).logstore?.store;
 
 describe("monitoring config", () => {
   test("the full dev-like configuration parses into per-component settings", () => {
@@ -16,8 +28,8 @@ describe("monitoring config", () => {
     expect(c.logstore).toMatchObject({
       version: "14.1.0",
       storageClass: "hostpath",
-      s3: { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", bucket: "logstore-chunks", region: "us-east-1", auth: { kind: "keys", user: "logstore" } },
-      s3ClientImage: "amazon/aws-cli:latest",
+      store: { type: "s3", endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", bucket: "logstore-chunks", region: "us-east-1", auth: { kind: "keys", user: "logstore" } },
+      bucketJobImage: "amazon/aws-cli:latest",
     });
     expect(c.logstore?.chartPath).toMatch(/\/charts\/logstore-14\.1\.0\.tgz$/);
     expect(c.viewer?.chartPath).toMatch(/\/charts\/viewer-12\.3\.2\.tgz$/);
@@ -160,8 +172,8 @@ describe("monitoring config", () => {
 
 describe("monitoring config: the object store on a real cloud", () => {
   test("s3Region: us-east-1 by default; a region name otherwise; anything else fails naming the key", () => {
-    expect(parse().logstore?.s3.region).toBe("us-east-1");
-    expect(parse({ "monitoring:s3Region": "eu-central-1" }).logstore?.s3.region).toBe("eu-central-1");
+    expect(store()).toMatchObject({ region: "us-east-1" });
+    expect(store({ "monitoring:s3Region": "eu-central-1" })).toMatchObject({ region: "eu-central-1" });
     expect(problems(() => parse({ "monitoring:s3Region": "EU Central" }))).toEqual([
       "monitoring:s3Region: must be a region name such as us-east-1 (lowercase letters, digits and '-')",
     ]);
@@ -170,17 +182,17 @@ describe("monitoring config: the object store on a real cloud", () => {
   test("s3Region must be the region of an AWS s3Endpoint: AWS refuses requests signed for another", () => {
     const aws = { "monitoring:s3Endpoint": "https://s3.eu-west-1.amazonaws.com" };
     expect(problems(() => parse(aws))).toEqual(["monitoring:s3Region: must be eu-west-1, the region of s3Endpoint: AWS refuses requests signed for another region"]);
-    expect(parse({ ...aws, "monitoring:s3Region": "eu-west-1" }).logstore?.s3.region).toBe("eu-west-1");
+    expect(store({ ...aws, "monitoring:s3Region": "eu-west-1" })).toMatchObject({ region: "eu-west-1" });
     // The global endpoint is us-east-1's; other stores' names say nothing about a region.
-    expect(parse({ "monitoring:s3Endpoint": "https://s3.amazonaws.com" }).logstore?.s3.region).toBe("us-east-1");
-    expect(parse({ "monitoring:s3Endpoint": "https://minio.eu-west-1.example.com", "monitoring:s3Region": "us-east-1" }).logstore?.s3.region).toBe("us-east-1");
+    expect(store({ "monitoring:s3Endpoint": "https://s3.amazonaws.com" })).toMatchObject({ region: "us-east-1" });
+    expect(store({ "monitoring:s3Endpoint": "https://minio.eu-west-1.example.com", "monitoring:s3Region": "us-east-1" })).toMatchObject({ region: "us-east-1" });
   });
 
   test("s3ClientImage: the default stays; an override needs a tag or a digest", () => {
-    expect(parse().logstore?.s3ClientImage).toBe("amazon/aws-cli:latest");
+    expect(parse().logstore?.bucketJobImage).toBe("amazon/aws-cli:latest");
     const digest = `sha256:${"a1".repeat(32)}`;
     for (const image of ["registry.internal:5000/mirror/aws-cli:2.22.0", `amazon/aws-cli@${digest}`, `registry.internal/mirror/aws-cli:2.22.0@${digest}`, "amazon/aws-cli:latest"]) {
-      expect(parse({ "monitoring:s3ClientImage": image }).logstore?.s3ClientImage).toBe(image);
+      expect(parse({ "monitoring:s3ClientImage": image }).logstore?.bucketJobImage).toBe(image);
     }
     for (const image of ["amazon/aws-cli", "amazon/aws-cli@sha256:123", "Amazon/AWS-CLI:2", "amazon/aws-cli:2 22", "https://registry.internal/aws-cli:2"]) {
       const lines = problems(() => parse({ "monitoring:s3ClientImage": image }));
@@ -189,12 +201,13 @@ describe("monitoring config: the object store on a real cloud", () => {
   });
 
   test("workload identity (IRSA): the annotations instead of s3User/s3Password, which are then neither required nor rendered", () => {
-    const c = parse(workloadIdentityOverrides());
-    expect(c.logstore?.s3).toEqual({
+    const irsa = { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN };
+    expect(store(workloadIdentityOverrides())).toEqual({
+      type: "s3",
       endpoint: "https://s3.eu-west-1.amazonaws.com",
       bucket: "logstore-chunks",
       region: "eu-west-1",
-      auth: { kind: "workloadIdentity", serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN } },
+      auth: { kind: "workloadIdentity", serviceAccountAnnotations: { logstore: irsa, bucketJob: irsa } },
     });
   });
 
@@ -207,10 +220,10 @@ describe("monitoring config: the object store on a real cloud", () => {
     ]);
     const gke = problems(() => parse(annotations({ "iam.gke.io/gcp-service-account": "logstore@project.iam.gserviceaccount.com" })));
     expect(gke).toEqual([
-      expect.stringMatching(/^monitoring:s3ServiceAccountAnnotations: iam\.gke\.io\/gcp-service-account: GKE Workload Identity gives Google tokens, which cannot sign S3 requests .* HMAC keys/),
+      "monitoring:s3ServiceAccountAnnotations: iam.gke.io/gcp-service-account: GKE Workload Identity gives Google tokens, which cannot sign S3 requests; set objectStore gcs (Cloud Storage's own API), or HMAC keys as s3User/s3Password",
     ]);
     expect(problems(() => parse(annotations({ "eks.amazonaws.com/sts-regional-endpoints": "true" })))).toEqual([
-      "monitoring:s3ServiceAccountAnnotations: must hold eks.amazonaws.com/role-arn (the IAM role the log store and the bucket Job assume, EKS IRSA)",
+      "monitoring:s3ServiceAccountAnnotations: must hold eks.amazonaws.com/role-arn (the IAM role to assume, EKS IRSA)",
     ]);
     expect(problems(() => parse(annotations({ "eks.amazonaws.com/role-arn": "logstore-role" })))).toEqual([
       "monitoring:s3ServiceAccountAnnotations: eks.amazonaws.com/role-arn must be an IAM role ARN such as arn:aws:iam::123456789012:role/ai-platform-logstore",
@@ -220,7 +233,21 @@ describe("monitoring config: the object store on a real cloud", () => {
     ]);
     // Other annotations of the same webhook may go along.
     const extra = parse(annotations({ "eks.amazonaws.com/role-arn": TEST_ROLE_ARN, "eks.amazonaws.com/sts-regional-endpoints": "true" }));
-    expect(extra.logstore?.s3.auth).toEqual({ kind: "workloadIdentity", serviceAccountAnnotations: { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN, "eks.amazonaws.com/sts-regional-endpoints": "true" } });
+    const both = { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN, "eks.amazonaws.com/sts-regional-endpoints": "true" };
+    expect(extra.logstore?.store).toMatchObject({ auth: { kind: "workloadIdentity", serviceAccountAnnotations: { logstore: both, bucketJob: both } } });
+  });
+
+  test("the bucket Job's own annotations (least privilege): its role alone may create the bucket", () => {
+    const jobRole = { "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ai-platform-logstore-bucket" };
+    const own = { ...workloadIdentityOverrides(), "monitoring:s3BucketJobServiceAccountAnnotations": JSON.stringify(jobRole) };
+    expect(store(own)).toMatchObject({ auth: { serviceAccountAnnotations: { logstore: { "eks.amazonaws.com/role-arn": TEST_ROLE_ARN }, bucketJob: jobRole } } });
+    // Validated like the log store's; with static keys the Job uses the keys, so it is refused.
+    expect(problems(() => parse({ ...own, "monitoring:s3BucketJobServiceAccountAnnotations": JSON.stringify({ "eks.amazonaws.com/role-arn": "bucket-role" }) }))).toEqual([
+      "monitoring:s3BucketJobServiceAccountAnnotations: eks.amazonaws.com/role-arn must be an IAM role ARN such as arn:aws:iam::123456789012:role/ai-platform-logstore",
+    ]);
+    expect(problems(() => parse({ "monitoring:s3BucketJobServiceAccountAnnotations": JSON.stringify(jobRole) }))).toEqual([
+      "monitoring:s3BucketJobServiceAccountAnnotations: needs s3ServiceAccountAnnotations: with s3User/s3Password the bucket Job uses those keys",
+    ]);
   });
 
   test("without workload identity the spec's rule holds: s3User and s3Password are required", () => {
@@ -228,6 +255,55 @@ describe("monitoring config: the object store on a real cloud", () => {
       "monitoring:s3Password: required (pulumi config set --secret monitoring:s3Password …)",
       "monitoring:s3User: required because logstore is enabled",
     ]);
+  });
+});
+
+describe("monitoring config: Google Cloud Storage (objectStore gcs)", () => {
+  const gke = (account: string) => ({ "iam.gke.io/gcp-service-account": account });
+
+  test("the bucket, its location and the Google service account; no endpoint, no key; the curl image by default", () => {
+    const c = parse(gcsOverrides());
+    expect(c.logstore?.store).toEqual({
+      type: "gcs",
+      bucket: "logstore-chunks",
+      location: "europe-west1",
+      serviceAccountAnnotations: { logstore: gke(TEST_GOOGLE_SERVICE_ACCOUNT), bucketJob: gke(TEST_GOOGLE_SERVICE_ACCOUNT) },
+    });
+    expect(c.logstore?.bucketJobImage).toBe("curlimages/curl:8.16.0");
+    expect(parse({ ...gcsOverrides(), "monitoring:s3ClientImage": "registry.internal/mirror/curl:8.16.0" }).logstore?.bucketJobImage).toBe("registry.internal/mirror/curl:8.16.0");
+  });
+
+  test("without annotations (IAM grants the Kubernetes service accounts themselves), and with the bucket Job's own account", () => {
+    expect(store({ ...gcsOverrides(), "monitoring:s3ServiceAccountAnnotations": undefined })).toMatchObject({ serviceAccountAnnotations: { logstore: {}, bucketJob: {} } });
+    const job = gke("logstore-bucket@ai-platform-prod.iam.gserviceaccount.com");
+    expect(store({ ...gcsOverrides(), "monitoring:s3BucketJobServiceAccountAnnotations": JSON.stringify(job) })).toMatchObject({
+      serviceAccountAnnotations: { logstore: gke(TEST_GOOGLE_SERVICE_ACCOUNT), bucketJob: job },
+    });
+  });
+
+  test("what cannot work on Cloud Storage fails, naming the key", () => {
+    const notUsed = "not used with objectStore gcs (Loki and the bucket Job call Cloud Storage's own API as their GKE Workload Identity): remove it; Cloud Storage with HMAC keys is objectStore s3";
+    expect(problems(() => parse({ ...gcsOverrides(), "monitoring:s3Endpoint": "https://storage.googleapis.com", "monitoring:s3User": "GOOG1E", "monitoring:s3Password": "x" }))).toEqual([
+      `monitoring:s3Endpoint: ${notUsed}`,
+      `monitoring:s3User: ${notUsed}`,
+      `monitoring:s3Password: ${notUsed}`,
+    ]);
+    const location = "monitoring:s3Region: with objectStore gcs: the bucket's Cloud Storage location, such as europe-west1, eu or us (Google writes us-east1, not us-east-1)";
+    for (const region of [undefined, "us-east-1", "auto"]) expect({ region, lines: problems(() => parse({ ...gcsOverrides(), "monitoring:s3Region": region })) }).toEqual({ region, lines: [location] });
+    for (const region of ["eu", "us", "nam4", "us-east1", "northamerica-northeast1"]) expect(store({ ...gcsOverrides(), "monitoring:s3Region": region })).toMatchObject({ location: region });
+    const annotations = (a: Record<string, string>) => ({ ...gcsOverrides(), "monitoring:s3ServiceAccountAnnotations": JSON.stringify(a) });
+    expect(problems(() => parse(annotations({ "eks.amazonaws.com/role-arn": TEST_ROLE_ARN })))).toEqual([
+      "monitoring:s3ServiceAccountAnnotations: eks.amazonaws.com/role-arn: an AWS role, which Cloud Storage does not take; objectStore gcs uses iam.gke.io/gcp-service-account",
+    ]);
+    expect(problems(() => parse(annotations({ "example.com/team": "obs" })))).toEqual([
+      "monitoring:s3ServiceAccountAnnotations: must hold iam.gke.io/gcp-service-account (the Google service account to act as), or be left out when IAM grants the Kubernetes service account itself",
+    ]);
+    for (const account of ["logstore", "123456789-compute@developer.gserviceaccount.com", "Logstore@p.iam.gserviceaccount.com"]) {
+      expect(problems(() => parse(annotations(gke(account))))).toEqual([
+        "monitoring:s3ServiceAccountAnnotations: iam.gke.io/gcp-service-account must be a Google service account such as logstore@my-project.iam.gserviceaccount.com",
+      ]);
+    }
+    expect(problems(() => parse({ "monitoring:objectStore": "azure" }))).toEqual([expect.stringMatching(/^monitoring:objectStore: .*"s3"\|"gcs"/)]);
   });
 });
 
@@ -283,7 +359,8 @@ describe("monitoring config: Alertmanagers", () => {
     expect(c.metrics?.alertmanagers.map((t) => t.name)).toEqual(["oncall", "sre", "in-cluster"]);
     expect(parse({ "monitoring:alertmanagerCredentials": "[secret]" }).metrics?.alertmanagers).toEqual([]);
     // And, with workload identity, the stand-in for an s3Password the stack does not use is no conflict.
-    expect(parse({ ...workloadIdentityOverrides(), "monitoring:s3Password": "[secret]" }).logstore?.s3.auth.kind).toBe("workloadIdentity");
+    expect(store({ ...workloadIdentityOverrides(), "monitoring:s3Password": "[secret]" })).toMatchObject({ auth: { kind: "workloadIdentity" } });
+    expect(store({ ...gcsOverrides(), "monitoring:s3Password": "[secret]" })).toMatchObject({ type: "gcs" });
   });
 
   test("Alertmanagers need the metrics server; credentials need targets", () => {

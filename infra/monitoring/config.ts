@@ -21,11 +21,20 @@ import {
   type ChartComponent,
   type Component,
   COMPONENTS,
-  DEFAULT_S3_CLIENT_IMAGE,
+  DEFAULT_BUCKET_JOB_IMAGES,
   defaultChartPath,
   PINNED_CHARTS,
 } from "./constants";
-import { awsEndpointRegion, IRSA_ROLE_ANNOTATION, workloadIdentityIssues } from "./s3-identity";
+import {
+  ANNOTATIONS_KEY,
+  BUCKET_JOB_ANNOTATIONS_KEY,
+  GKE_SERVICE_ACCOUNT_ANNOTATION,
+  IRSA_ROLE_ANNOTATION,
+  keysNotUsed,
+  OBJECT_STORES,
+  objectStoreIssues,
+  withoutKeys,
+} from "./object-store";
 
 export const CONFIG_NAMESPACE = "monitoring";
 
@@ -39,7 +48,7 @@ export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `
 const SCALAR_SECRET_KEYS = ["s3Password", "viewerAdminPassword"] as const;
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding", "collectorTolerations", "s3ServiceAccountAnnotations", "alertmanagers"]);
+const STRUCTURED_KEYS = new Set(["components", "nodeSelector", "viewerEmbedding", "collectorTolerations", ANNOTATIONS_KEY, BUCKET_JOB_ANNOTATIONS_KEY, "alertmanagers"]);
 
 /** A Kubernetes toleration (core/v1 Toleration); `Exists` takes no value. */
 const toleration = z
@@ -80,29 +89,54 @@ export const monitoringSchema = z
     collectorChartPath: nonEmpty.optional().meta(doc("Chart archive of the collector; default `charts/collector-<version>.tgz`.", "charts/collector-1.8.1.tgz")),
     logstoreStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the log store's 10Gi volume; omitted: the cluster's default class.", "standard")),
     metricsStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the metrics server's 10Gi volume; omitted: the cluster's default class.", "standard")),
+    objectStore: z
+      .enum(OBJECT_STORES)
+      .default("s3")
+      .meta(
+        doc(
+          "`s3`: an S3 API at `s3Endpoint`, with `s3User`/`s3Password` or EKS IRSA; `gcs`: Cloud Storage's own API as GKE Workload Identity ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).",
+          "gcs",
+        ),
+      ),
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
       .optional()
-      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
+      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore` on `s3`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
     s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
     s3Region: s3Region
       .default(DEFAULT_S3_REGION)
-      .meta(doc("Region the log store and the bucket Job sign for, and the bucket is created in: on AWS the bucket's (matching a regional `s3Endpoint`); S3-compatible stores: as configured (most accept any).", "eu-west-1")),
-    s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless `s3ServiceAccountAnnotations` is set.", "logstore")),
+      .meta(doc("Region requests are signed for: on AWS the bucket's (matching a regional `s3Endpoint`); other stores: as configured (most accept any). With `gcs`: the bucket's location.", "eu-west-1", "europe-west1")),
+    s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless workload identity replaces the keys.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
     s3Password: secretPresence.optional().meta(doc("Its password (the owner's), required likewise. Rotating it re-runs the bucket Job and restarts the log store.")),
-    s3ServiceAccountAnnotations: z
+    [ANNOTATIONS_KEY]: z
       .record(labelKey, nonEmpty)
       .optional()
       .meta(
         doc(
-          `EKS workload identity (IRSA) instead of \`s3User\`/\`s3Password\`: the log store's and the bucket Job's service account annotations, \`${IRSA_ROLE_ANNOTATION}\` naming the role ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
+          `Workload identity instead of keys: annotations of the log store's (and the bucket Job's) service account, \`${IRSA_ROLE_ANNOTATION}\` (IRSA) or, with \`gcs\`, \`${GKE_SERVICE_ACCOUNT_ANNOTATION}\` ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
+          { [GKE_SERVICE_ACCOUNT_ANNOTATION]: "logstore@my-project.iam.gserviceaccount.com" },
+        ),
+      ),
+    [BUCKET_JOB_ANNOTATIONS_KEY]: z
+      .record(labelKey, nonEmpty)
+      .optional()
+      .meta(
+        doc(
+          `The bucket Job's own, so that only it may create buckets; default \`${ANNOTATIONS_KEY}\`. Changing it re-runs the Job.`,
+          { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore-bucket" },
         ),
       ),
     s3ClientImage: imageReference
       .optional()
-      .meta(doc(`Image of the bucket Job's S3 client, by tag or digest (air-gapped clusters: a mirror); default \`${DEFAULT_S3_CLIENT_IMAGE}\`.`, "registry.internal/mirror/aws-cli:2.22.0", `amazon/aws-cli@sha256:${"0".repeat(64)}`)),
+      .meta(
+        doc(
+          `Image of the bucket Job by tag or digest (air-gapped clusters: a mirror); default \`${DEFAULT_BUCKET_JOB_IMAGES.s3}\`, with \`gcs\` \`${DEFAULT_BUCKET_JOB_IMAGES.gcs}\` (sh and curl).`,
+          "registry.internal/mirror/aws-cli:2.22.0",
+          `amazon/aws-cli@sha256:${"0".repeat(64)}`,
+        ),
+      ),
     viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
     cloudProvider: nonEmpty.meta(doc("Where the cluster runs: recorded on the namespace, changes nothing else.", "on-prem")),
     nodeSelector: labelMap.optional().meta(doc("Node labels, validated and applied to no pod (the collector and node-exporter run on every node).", { "kubernetes.io/os": "linux" })),
@@ -152,25 +186,13 @@ export const monitoringSchema = z
       const add = (issues: readonly { path: readonly PropertyKey[]; message: string }[]) => {
         for (const i of issues) ctx.addIssue({ code: "custom", path: [...i.path], message: i.message });
       };
-      // Workload identity replaces the static keys: they are then neither required nor accepted.
-      const identity = present.s3ServiceAccountAnnotations;
-      const withIdentity = identity !== null && typeof identity === "object";
-      if (withIdentity) {
-        add(workloadIdentityIssues(identity as Record<string, string>, typeof present.s3Endpoint === "string" ? present.s3Endpoint : undefined));
-        for (const key of ["s3User", "s3Password"]) {
-          if (present[key] !== undefined) add([{ path: [key], message: "not used with s3ServiceAccountAnnotations (the pods take credentials from their service account): remove one of the two" }]);
-        }
-      } else if (present.s3Password === undefined) {
-        ctx.addIssue({ code: "custom", path: ["s3Password"], message: "required (pulumi config set --secret monitoring:s3Password …)" });
-      }
-      const endpointRegion = typeof present.s3Endpoint === "string" ? awsEndpointRegion(present.s3Endpoint) : undefined;
-      if (endpointRegion !== undefined && typeof present.s3Region === "string" && present.s3Region !== endpointRegion) {
-        add([{ path: ["s3Region"], message: `must be ${endpointRegion}, the region of s3Endpoint: AWS refuses requests signed for another region` }]);
-      }
+      // Which store, and how the pods authenticate there (object-store.ts): keys not used are refused, not required.
+      add(objectStoreIssues(present));
+      const notUsed = keysNotUsed(present);
       for (const component of COMPONENTS) {
         if (!listed.includes(component)) continue;
         for (const key of REQUIRED_BY_COMPONENT[component]) {
-          if (key === "s3User" && withIdentity) continue;
+          if (notUsed.has(key)) continue;
           if (present[key] === undefined) {
             const how = (SECRET_KEYS as readonly string[]).includes(key) ? ` (pulumi config set --secret monitoring:${key} …)` : "";
             ctx.addIssue({ code: "custom", path: [key], message: `required because ${component} is enabled${how}` });
@@ -201,10 +223,30 @@ export interface ChartSettings {
   readonly chartPath: string;
 }
 
-/** How the log store and the bucket Job authenticate to the object store (s3-identity.ts). */
-export type S3Auth =
-  | { readonly kind: "keys"; readonly user: string }
-  | { readonly kind: "workloadIdentity"; readonly serviceAccountAnnotations: Readonly<Record<string, string>> };
+/** Workload identity: the annotations of the log store's and of the bucket Job's service accounts. */
+export interface ServiceAccountAnnotations {
+  readonly logstore: Readonly<Record<string, string>>;
+  readonly bucketJob: Readonly<Record<string, string>>;
+}
+
+/** The log store's object store and how the log store and the bucket Job authenticate there (object-store.ts). */
+export type ObjectStoreConfig =
+  | {
+      readonly type: "s3";
+      readonly endpoint: string;
+      readonly bucket: string;
+      /** The region requests are signed for. */
+      readonly region: string;
+      readonly auth: { readonly kind: "keys"; readonly user: string } | { readonly kind: "workloadIdentity"; readonly serviceAccountAnnotations: ServiceAccountAnnotations };
+    }
+  | {
+      readonly type: "gcs";
+      readonly bucket: string;
+      /** The Cloud Storage location the bucket Job creates the bucket in (`s3Region`). */
+      readonly location: string;
+      /** Empty when IAM grants the Kubernetes service accounts themselves. */
+      readonly serviceAccountAnnotations: ServiceAccountAnnotations;
+    };
 
 /** The validated configuration, shaped per component. Secrets are not in here: see `loadMonitoringSecrets`. */
 export interface MonitoringConfig {
@@ -216,13 +258,28 @@ export interface MonitoringConfig {
   readonly labelDomain?: string;
   readonly logstore?: ChartSettings & {
     readonly storageClass?: string;
-    readonly s3: { readonly endpoint: string; readonly bucket: string; readonly region: string; readonly auth: S3Auth };
-    readonly s3ClientImage: string;
+    readonly store: ObjectStoreConfig;
+    /** `s3ClientImage`, or the store's default. */
+    readonly bucketJobImage: string;
   };
   readonly viewer?: ChartSettings & { readonly embedding?: { readonly subPath: string } };
   readonly collector?: ChartSettings & { readonly labelDomain: string; readonly tolerations: readonly Toleration[] };
   readonly metrics?: ChartSettings & { readonly storageClass?: string; readonly alertmanagers: readonly AlertmanagerTarget[] };
   readonly dashboards: { readonly logs: boolean; readonly metrics: boolean };
+}
+
+function objectStoreConfig(c: MonitoringSchema): ObjectStoreConfig {
+  const bucket = c.s3BucketLogstore as string;
+  const logstore = c[ANNOTATIONS_KEY];
+  const annotations = { logstore: logstore ?? {}, bucketJob: c[BUCKET_JOB_ANNOTATIONS_KEY] ?? logstore ?? {} };
+  if (c.objectStore === "gcs") return { type: "gcs", bucket, location: c.s3Region, serviceAccountAnnotations: annotations };
+  return {
+    type: "s3",
+    endpoint: c.s3Endpoint as string,
+    bucket,
+    region: c.s3Region,
+    auth: logstore ? { kind: "workloadIdentity", serviceAccountAnnotations: annotations } : { kind: "keys", user: c.s3User as string },
+  };
 }
 
 function chart(component: ChartComponent, version: string, override: string | undefined): ChartSettings {
@@ -237,7 +294,7 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
   const input = schemaInput(raw, SCALAR_SECRET_KEYS, STRUCTURED_KEYS);
   if (raw.alertmanagerCredentials !== undefined) input.alertmanagerCredentials = credentialsPresence(raw.alertmanagerCredentials, input.alertmanagers);
   // The offline render stands in for every secret: one the stack does not use is no conflict there.
-  if (raw.s3ServiceAccountAnnotations !== undefined && raw.s3Password === UNREADABLE_SECRET) delete input.s3Password;
+  if (raw.s3Password === UNREADABLE_SECRET && withoutKeys(input)) delete input.s3Password;
   const parsed = monitoringSchema.safeParse(input);
   const problems = parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues);
   const listed = Array.isArray(input.components) ? (input.components as unknown[]) : [];
@@ -257,15 +314,8 @@ export function parseMonitoringConfig(raw: Readonly<Record<string, string>>, lab
       ? {
           ...chart("logstore", c.logstoreVersion as string, c.logstoreChartPath),
           storageClass: c.logstoreStorageClass,
-          s3: {
-            endpoint: c.s3Endpoint as string,
-            bucket: c.s3BucketLogstore as string,
-            region: c.s3Region,
-            auth: c.s3ServiceAccountAnnotations
-              ? { kind: "workloadIdentity", serviceAccountAnnotations: c.s3ServiceAccountAnnotations }
-              : { kind: "keys", user: c.s3User as string },
-          },
-          s3ClientImage: c.s3ClientImage ?? DEFAULT_S3_CLIENT_IMAGE,
+          store: objectStoreConfig(c),
+          bucketJobImage: c.s3ClientImage ?? DEFAULT_BUCKET_JOB_IMAGES[c.objectStore],
         }
       : undefined,
     viewer: on.has("viewer")
@@ -316,7 +366,7 @@ export function loadMonitoringConfig(): MonitoringConfig {
 }
 
 export interface MonitoringSecrets {
-  /** Absent with workload identity (`s3ServiceAccountAnnotations`). */
+  /** Absent with workload identity (`s3ServiceAccountAnnotations`, `objectStore: gcs`). */
   readonly s3Password?: pulumi.Output<string>;
   readonly viewerAdminPassword?: pulumi.Output<string>;
   /** `alertmanagerCredentials` (JSON), when a target of `alertmanagers` uses credentials. */
@@ -328,7 +378,7 @@ export function loadMonitoringSecrets(cfg: MonitoringConfig): MonitoringSecrets 
   const config = new pulumi.Config(CONFIG_NAMESPACE);
   return {
     // Only the log store and its bucket Job use it (required by the schema unless workload identity replaces it).
-    s3Password: cfg.logstore?.s3.auth.kind === "keys" ? config.requireSecret("s3Password") : undefined,
+    s3Password: cfg.logstore?.store.type === "s3" && cfg.logstore.store.auth.kind === "keys" ? config.requireSecret("s3Password") : undefined,
     viewerAdminPassword: cfg.viewer ? config.requireSecret("viewerAdminPassword") : undefined,
     alertmanagerCredentials: cfg.metrics && needsCredentialsSecret(cfg.metrics.alertmanagers) ? config.requireSecret("alertmanagerCredentials") : undefined,
   };

@@ -65,8 +65,12 @@ export const LOGSTORE_DATA_DIR = "/var/loki";
 /** Name of the bucket Job (spec "Bucket job"). */
 export const BUCKET_JOB_NAME = "logstore-create-bucket";
 export const BUCKET_JOB_ATTEMPTS = 5;
-/** Image of the S3 CLI when `s3ClientImage` is not set: the AWS CLI (spec Versioning: "S3 client | latest"). */
-export const DEFAULT_S3_CLIENT_IMAGE = "amazon/aws-cli:latest";
+/**
+ * Image of the bucket Job when `s3ClientImage` is not set. On an S3 API the AWS CLI (spec Versioning: "S3 client |
+ * latest"); on Cloud Storage the smallest well-known image with what create-bucket-gcs.sh needs (sh, curl, sed): the
+ * curl project's own, Alpine-based (the Google Cloud CLI image is hundreds of MB for two HTTP calls).
+ */
+export const DEFAULT_BUCKET_JOB_IMAGES = { s3: "amazon/aws-cli:latest", gcs: "curlimages/curl:8.16.0" } as const;
 
 /** Datasource uids provisioned in the viewer; dashboards reference them, so they must never change. */
 export const DATASOURCE_UIDS = { logstore: "logstore", metrics: "metrics" } as const;

@@ -5,10 +5,14 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { applyConfigCommands, readStackDocument, writeStackDocument } from "../platform/config-commands";
+import { REPO_ROOT } from "../platform/charts";
+import { namespaceKeys } from "../platform/config-testing";
 import { codeSpans, readDoc } from "../platform/docs-testing";
+import { parseStackYaml } from "../platform/stack-config";
 import { buildCollectorConfig, PROBE_PATHS, streamLabels } from "./collector-config";
 import { ALERT_RULES, alertingRulesFile } from "./alert-rules";
-import { QUALIFIED_SECRET_KEYS } from "./config";
+import { parseMonitoringConfig, QUALIFIED_SECRET_KEYS } from "./config";
 import { LOGSTORE_API_PATHS, PINNED_CHARTS, SERVICES } from "./constants";
 import { logDashboards, metricsDashboards } from "./dashboards/definitions";
 import { DISABLED_SCRAPE_JOBS, SPEC_SCRAPE_JOBS } from "./metrics-values";
@@ -74,6 +78,30 @@ describe("docs/monitoring.md", () => {
     }
     for (const s of Object.values(SERVICES)) expect(spans).toContain(`${s.name}:${s.port}`);
     for (const key of QUALIFIED_SECRET_KEYS) expect(page).toContain(`pulumi config set --secret ${key} `);
+  });
+
+  test("the object store commands, run on the production example, give configurations the preview accepts", () => {
+    const start = page.indexOf("\n### The object store on a cloud\n");
+    const section = page.slice(start, page.indexOf("\n## ", start));
+    // The example's secrets as its comments set them; `a && b` as two commands.
+    const prod = fs.readFileSync(path.join(REPO_ROOT, "stacks", "examples", "Pulumi.prod.yaml"), "utf8");
+    const secrets = prod.split("\n").filter((l) => /^#\s+pulumi config set --secret/.test(l)).map((l) => l.replace(/^#\s+/, ""));
+    const blocks = [...section.matchAll(/```bash\n([\s\S]*?)```/g)].map((m) => (m[1] as string).replace(/ && /g, "\n"));
+    expect(blocks).toHaveLength(2);
+    const stores = blocks.map((block) => {
+      const doc = applyConfigCommands([...secrets, block].join("\n"), readStackDocument(prod), { project: "ai-platform", env: { S3_PASSWORD: "x", AM_PASSWORD: "x", HF_TOKEN: "x", REGISTRY_USER: "x", REGISTRY_PASSWORD: "x" } });
+      const { config } = parseStackYaml(writeStackDocument(doc), "ai-platform");
+      return parseMonitoringConfig(namespaceKeys(config, "monitoring"), config["platform:labelDomain"]).logstore?.store;
+    });
+    expect(stores[0]).toMatchObject({ type: "s3", endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1", auth: { kind: "workloadIdentity" } });
+    expect(stores[1]).toMatchObject({
+      type: "gcs",
+      location: "europe-west1",
+      serviceAccountAnnotations: {
+        logstore: { "iam.gke.io/gcp-service-account": "logstore@my-project.iam.gserviceaccount.com" },
+        bucketJob: { "iam.gke.io/gcp-service-account": "logstore-bucket@my-project.iam.gserviceaccount.com" },
+      },
+    });
   });
 
   test("the Alerts section has every alert with its expression and its one runbook line", () => {

@@ -1,4 +1,4 @@
-// Helm values of the log store (Grafana Loki, community chart 14.1.0, monolithic mode on S3). Pure function: tested
+// Helm values of the log store (Grafana Loki, community chart 14.1.0, monolithic mode on S3 or Cloud Storage). Pure function: tested
 // directly, rendered with the real chart in render.test.ts, and the same object is what the Chart resource receives.
 // Every key below is read by a template of the chart (render.test.ts removes each one and checks the output changes).
 import type * as pulumi from "@pulumi/pulumi";
@@ -7,17 +7,25 @@ import { LOGSTORE_DATA_DIR, SERVICES } from "./constants";
 import { RESOURCES } from "./resources";
 import { scrapeAnnotations } from "./scrape";
 
+/** Loki's object store: an S3 API, or Cloud Storage's own (Loki's `gcs` backend). */
+export type LogstoreObjectStore =
+  | {
+      readonly type: "s3";
+      /** `s3Endpoint`, e.g. http://objectstore.app-shaide.svc.cluster.local:9000 */
+      readonly endpoint: string;
+      /** `s3Region`: the region requests are signed for. */
+      readonly region: string;
+      /** Static keys: the Secret holding AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; absent with workload identity. */
+      readonly secretName?: string;
+    }
+  // Google's client takes Application Default Credentials: on GKE, the pod's Workload Identity from the metadata server.
+  | { readonly type: "gcs" };
+
 export interface LogstoreValuesArgs {
-  /** `s3Endpoint`, e.g. http://objectstore.app-shaide.svc.cluster.local:9000 */
-  readonly s3Endpoint: string;
+  readonly store: LogstoreObjectStore;
   readonly bucket: string;
-  /** `s3Region`: the region requests are signed for. */
-  readonly region: string;
-  /**
-   * Static keys: the Secret holding AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, injected as env and referenced from
-   * the config. Workload identity: the annotations of Loki's service account, and no key anywhere.
-   */
-  readonly credentials: { readonly secretName: string } | { readonly serviceAccountAnnotations: Readonly<Record<string, string>> };
+  /** Workload identity: the annotations of Loki's service account (the cloud role or account it acts as). */
+  readonly serviceAccountAnnotations?: Readonly<Record<string, string>>;
   readonly storageClass?: string;
   /** Annotations of the log store pod (the credentials digest, so a rotation restarts it). */
   readonly podAnnotations?: Readonly<Record<string, pulumi.Input<string>>>;
@@ -52,10 +60,29 @@ export function s3EndpointParts(url: string): { endpoint: string; insecure: bool
   return { endpoint: `${u.hostname}:${port}`, insecure: u.protocol === "http:" };
 }
 
+/** The `loki.storage` value: the backend, its bucket (chunks and ruler data share the one `s3BucketLogstore`). */
+function storageValues(store: LogstoreObjectStore, bucket: string): Record<string, unknown> {
+  const bucketNames = { chunks: bucket, ruler: bucket };
+  if (store.type === "gcs") return { type: "gcs", bucketNames };
+  const { endpoint, insecure } = s3EndpointParts(store.endpoint);
+  return {
+    type: "s3",
+    bucketNames,
+    s3: {
+      endpoint,
+      insecure,
+      s3ForcePathStyle: true,
+      region: store.region,
+      // Expanded by Loki from the pod environment, so the rendered config holds no credential. Without them
+      // (workload identity) Loki's S3 client takes the default AWS credential chain.
+      ...(store.secretName ? { accessKeyId: `\${${S3_ENV.accessKeyId}}`, secretAccessKey: `\${${S3_ENV.secretAccessKey}}` } : {}),
+    },
+  };
+}
+
 export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, unknown> {
-  const { endpoint, insecure } = s3EndpointParts(args.s3Endpoint);
-  const secretName = "secretName" in args.credentials ? args.credentials.secretName : undefined;
-  const serviceAccountAnnotations = "serviceAccountAnnotations" in args.credentials ? args.credentials.serviceAccountAnnotations : undefined;
+  const secretName = args.store.type === "s3" ? args.store.secretName : undefined;
+  const objectStore = args.store.type;
   const dataDir = LOGSTORE_DATA_DIR;
   return {
     // Community chart >= 12: "Monolithic" is the single-binary mode (SingleBinary is the deprecated alias).
@@ -73,7 +100,7 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
       schemaConfig: {
         configs: [
           // Retention needs the tsdb index with a 24h period.
-          { from: "2024-04-01", store: "tsdb", object_store: "s3", schema: "v13", index: { prefix: "index_", period: "24h" } },
+          { from: "2024-04-01", store: "tsdb", object_store: objectStore, schema: "v13", index: { prefix: "index_", period: "24h" } },
         ],
       },
       // Chunk encoding is an ingester setting in Loki (the spec lists it as chunk_store_config.chunk_encoding);
@@ -82,35 +109,20 @@ export function buildLogstoreValues(args: LogstoreValuesArgs): Record<string, un
       limits_config: { ...LOGSTORE_LIMITS },
       compactor: {
         working_directory: `${dataDir}/compactor`,
-        delete_request_store: "s3",
+        delete_request_store: objectStore,
         retention_enabled: true,
         retention_delete_delay: "2h",
       },
       analytics: { reporting_enabled: false },
-      storage: {
-        type: "s3",
-        // One bucket for chunks and ruler data: the stack has one bucket key (s3BucketLogstore).
-        bucketNames: { chunks: args.bucket, ruler: args.bucket },
-        s3: {
-          endpoint,
-          insecure,
-          s3ForcePathStyle: true,
-          region: args.region,
-          // Expanded by Loki from the pod environment, so the rendered config holds no credential. Without them
-          // (workload identity) Loki's S3 client takes the default AWS credential chain.
-          ...(secretName
-            ? { accessKeyId: `\${${S3_ENV.accessKeyId}}`, secretAccessKey: `\${${S3_ENV.secretAccessKey}}` }
-            : {}),
-        },
-      },
+      storage: storageValues(args.store, args.bucket),
       podSecurityContext: chartPodSecurityContext(IMAGE_IDENTITIES.loki, args.fixedUserIds),
       containerSecurityContext: chartContainerSecurityContext(IMAGE_IDENTITIES.loki, args.fixedUserIds),
     },
     // Loki never calls the Kubernetes API: no token in the pod, and (rules sidecar off, RBAC namespaced) no Role or
     // ClusterRole at all. The chart's default ClusterRole reads every ConfigMap and Secret of the cluster.
-    // With workload identity its annotations name the cloud role (EKS's webhook then injects the role and a token of
-    // its own, whatever automountServiceAccountToken says).
-    serviceAccount: { automountServiceAccountToken: false, ...(serviceAccountAnnotations ? { annotations: { ...serviceAccountAnnotations } } : {}) },
+    // With workload identity its annotations name the cloud role or account (EKS's webhook then injects the role and a
+    // token of its own, whatever automountServiceAccountToken says; GKE's metadata server needs no token in the pod).
+    serviceAccount: { automountServiceAccountToken: false, ...(args.serviceAccountAnnotations ? { annotations: { ...args.serviceAccountAnnotations } } : {}) },
     defaults: { automountServiceAccountToken: false },
     rbac: { namespaced: true },
     sidecar: { rules: { enabled: false } },

@@ -80,3 +80,17 @@ export function workloadIdentityOverrides(): Record<string, string | undefined> 
     "monitoring:s3Password": undefined,
   };
 }
+
+export const TEST_GOOGLE_SERVICE_ACCOUNT = "logstore@ai-platform-prod.iam.gserviceaccount.com";
+
+/** The log store on Google Cloud Storage (europe-west1) as GKE Workload Identity: no endpoint, no keys. */
+export function gcsOverrides(): Record<string, string | undefined> {
+  return {
+    "monitoring:objectStore": "gcs",
+    "monitoring:s3ServiceAccountAnnotations": JSON.stringify({ "iam.gke.io/gcp-service-account": TEST_GOOGLE_SERVICE_ACCOUNT }),
+    "monitoring:s3Region": "europe-west1",
+    "monitoring:s3Endpoint": undefined,
+    "monitoring:s3User": undefined,
+    "monitoring:s3Password": undefined,
+  };
+}

@@ -9,10 +9,8 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 const logstore = (over: Partial<Parameters<typeof buildLogstoreValues>[0]> = {}): Obj =>
   buildLogstoreValues({
-    s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000",
+    store: { type: "s3", endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", region: "us-east-1", secretName: "logstore-s3-credentials" },
     bucket: "logstore-chunks",
-    region: "us-east-1",
-    credentials: { secretName: "logstore-s3-credentials" },
     storageClass: "hostpath",
     fixedUserIds: true,
     ...over,
@@ -88,11 +86,21 @@ describe("log store values (Loki, monolithic)", () => {
 
   test("workload identity: the service account carries the annotations; no key, no key reference, no Secret in the pod", () => {
     const annotations = { "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/logstore" };
-    const w = logstore({ s3Endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1", credentials: { serviceAccountAnnotations: annotations } });
+    const w = logstore({ store: { type: "s3", endpoint: "https://s3.eu-west-1.amazonaws.com", region: "eu-west-1" }, serviceAccountAnnotations: annotations });
     expect(w.serviceAccount).toEqual({ automountServiceAccountToken: false, annotations });
     expect(w.loki.storage.s3).toEqual({ endpoint: "s3.eu-west-1.amazonaws.com:443", insecure: false, s3ForcePathStyle: true, region: "eu-west-1" });
     expect(w.singleBinary.extraEnvFrom).toBeUndefined();
     expect(v.serviceAccount.annotations).toBeUndefined();
+  });
+
+  test("Cloud Storage: Loki's gcs backend on the bucket, for chunks, index, ruler and deletes; no S3 setting, no key", () => {
+    const annotations = { "iam.gke.io/gcp-service-account": "logstore@my-project.iam.gserviceaccount.com" };
+    const g = logstore({ store: { type: "gcs" }, serviceAccountAnnotations: annotations });
+    expect(g.loki.storage).toEqual({ type: "gcs", bucketNames: { chunks: "logstore-chunks", ruler: "logstore-chunks" } });
+    expect(g.loki.schemaConfig.configs[0].object_store).toBe("gcs");
+    expect(g.loki.compactor.delete_request_store).toBe("gcs");
+    expect(g.serviceAccount).toEqual({ automountServiceAccountToken: false, annotations });
+    expect(g.singleBinary.extraEnvFrom).toBeUndefined();
   });
 });
 

@@ -6,6 +6,7 @@ import { isKubernetesObject, modelFor, toManifest, validateKubernetesObject } fr
 import { checkLabelDomain, platformLabelKeys, standardLabels } from "./labels";
 import { redactSecrets, revealSecrets, runWithMocks } from "./mocks";
 import { retainRenderedOptions, retainOnDeleteTransform } from "./retain";
+import { awsEndpointRegion, endpointRegionIssue, isAwsS3Endpoint } from "./s3-endpoint";
 import { parseStackYaml, resolveStackConfig } from "./stack-config";
 
 describe("platform label domain", () => {
@@ -21,6 +22,29 @@ describe("platform label domain", () => {
   test("label keys under the domain", () => {
     expect(platformLabelKeys("x.io")).toEqual({ platform: "x.io/platform", modelSlug: "x.io/model-slug", modelCategory: "x.io/model-category", nodegroup: "x.io/nodegroup" });
     expect(standardLabels("logstore", "logstore")["app.kubernetes.io/part-of"]).toBe("ai-platform");
+  });
+});
+
+describe("S3 endpoints", () => {
+  test("AWS's own endpoints and their regions; other stores are not AWS and name no region", () => {
+    const cases: [string, boolean, string | undefined][] = [
+      ["https://s3.eu-west-1.amazonaws.com", true, "eu-west-1"],
+      ["https://s3.dualstack.ap-southeast-2.amazonaws.com", true, "ap-southeast-2"],
+      ["https://s3-fips.us-gov-west-1.amazonaws.com", true, "us-gov-west-1"],
+      ["https://bucket.vpce-0a1b2c3d-x.s3.eu-central-1.vpce.amazonaws.com", true, "eu-central-1"],
+      ["https://s3.cn-north-1.amazonaws.com.cn", true, "cn-north-1"],
+      ["https://s3.amazonaws.com", true, "us-east-1"],
+      ["https://storage.googleapis.com", false, undefined],
+      ["http://minio.eu-west-1.example.com:9000", false, undefined],
+      ["http://notamazonaws.com", false, undefined],
+    ];
+    expect(cases.map(([url]) => [url, isAwsS3Endpoint(url), awsEndpointRegion(url)])).toEqual(cases);
+  });
+  test("a region that an AWS endpoint contradicts is named, with the endpoint's key; anything else passes", () => {
+    expect(endpointRegionIssue("https://s3.eu-west-1.amazonaws.com", "us-east-1", "s3Endpoint")).toBe("must be eu-west-1, the region of s3Endpoint: AWS refuses requests signed for another region");
+    expect(endpointRegionIssue("https://s3.eu-west-1.amazonaws.com", "eu-west-1", "s3Endpoint")).toBeUndefined();
+    expect(endpointRegionIssue("http://minio:9000", "anything", "s3Endpoint")).toBeUndefined();
+    expect(endpointRegionIssue(undefined, "eu-west-1", "s3Endpoint")).toBeUndefined();
   });
 });
 

@@ -108,6 +108,17 @@ describe("serving config", () => {
     expect(problems(s3("EU West"))).toContain("serving:weightsS3 [region]: must be a region name such as us-east-1");
   });
 
+  test("serving:weightsS3.region must be the region of an AWS regional endpoint (the rule monitoring:s3Region follows)", () => {
+    const s3 = (endpoint: string, region?: string) => ({ "serving:weightsS3": JSON.stringify({ endpoint, accessKeyId: "reader", region }), "serving:weightsS3SecretKey": "s3cr3t" });
+    expect(problems(s3("https://s3.eu-west-1.amazonaws.com", "eu-central-1"))).toContain(
+      "serving:weightsS3 [region]: must be eu-west-1, the region of weightsS3.endpoint: AWS refuses requests signed for another region",
+    );
+    // The default (us-east-1) is checked too; the global endpoint is us-east-1's; other stores take any region.
+    expect(problems(s3("https://s3.eu-west-1.amazonaws.com"))).toContain("serving:weightsS3 [region]: must be eu-west-1, the region of weightsS3.endpoint: AWS refuses requests signed for another region");
+    expect(parse(s3("https://s3.amazonaws.com")).weightsS3?.region).toBe("us-east-1");
+    expect(parse(s3("https://minio.eu-west-1.example.com", "us-east-1")).weightsS3?.region).toBe("us-east-1");
+  });
+
   test("a swap names two listed models, one pair per model, the outgoing one not scaled up", () => {
     const text = problems({
       "serving:replaces": JSON.stringify({ "generative/sim-chat": "generative/qwen3-8b", "embedder/bge-small-en": "generative/qwen3-8b", "generative/other": "generative/sim-chat" }),

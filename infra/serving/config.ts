@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import * as path from "path";
 import { z } from "zod";
 import { type ChartArchiveUse, chartArchivePath, REPO_ROOT } from "../platform/charts";
+import { endpointRegionIssue } from "../platform/s3-endpoint";
 import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, nonEmpty, s3Region } from "../platform/schema-rules";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
@@ -113,7 +114,7 @@ export const servingSchema = z
       .strictObject({
         endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
         accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
-        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's; S3-compatible stores: as configured.", "eu-west-1")),
+        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's (matching a regional `endpoint`); S3-compatible stores: as configured.", "eu-west-1")),
         image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
       })
       .optional()
@@ -174,6 +175,8 @@ export const servingSchema = z
       for (const ref of new Set(outgoing.filter((o, i) => outgoing.indexOf(o) !== i))) ctx.addIssue({ code: "custom", path: ["replaces"], message: `${ref} is replaced by more than one model` });
       for (const ref of Object.keys(v.replaces ?? {})) if (outgoing.includes(ref)) ctx.addIssue({ code: "custom", path: ["replaces", ref], message: "is itself being replaced: swap one pair per apply" });
       const present = value as Record<string, unknown>;
+      const regionIssue = v.weightsS3 ? endpointRegionIssue(v.weightsS3.endpoint, v.weightsS3.region, "weightsS3.endpoint") : undefined;
+      if (regionIssue) ctx.addIssue({ code: "custom", path: ["weightsS3", "region"], message: regionIssue });
       if (v.weightsS3 !== undefined && present.weightsS3SecretKey === undefined) {
         ctx.addIssue({ code: "custom", path: ["weightsS3SecretKey"], message: "required with serving:weightsS3 (pulumi config set --secret serving:weightsS3SecretKey …)" });
       }

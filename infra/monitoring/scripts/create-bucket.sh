@@ -5,7 +5,8 @@
 # Environment:
 #   S3_ENDPOINT            object store URL, e.g. http://objectstore.app-shaide.svc.cluster.local:9000
 #   S3_BUCKET              bucket to ensure
-#   AWS_DEFAULT_REGION     region to sign for and to create the bucket in, default us-east-1
+#   AWS_DEFAULT_REGION     region to sign the requests for, default us-east-1
+#   S3_LOCATION_CONSTRAINT the bucket's LocationConstraint, sent only when set (AWS outside us-east-1)
 #   AWS_ACCESS_KEY_ID      from the credentials Secret; absent with workload identity, where the CLI's default
 #   AWS_SECRET_ACCESS_KEY  chain takes AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE (EKS IRSA) instead
 #   ATTEMPTS               default 5 (spec limit "bucket job attempts")
@@ -24,9 +25,7 @@ printf '[default]\ns3 =\n    addressing_style = path\n' > "$AWS_CONFIG_FILE"
 # One HTTP try per attempt: this loop, not the CLI's own retries, is what the attempt limit counts.
 export AWS_MAX_ATTEMPTS=1 AWS_RETRY_MODE=standard
 export AWS_DEFAULT_REGION="${AWS_DEFAULT_REGION:-us-east-1}"
-# AWS creates a bucket outside us-east-1 only with a LocationConstraint, and refuses one that says us-east-1.
-location=""
-[ "$AWS_DEFAULT_REGION" = "us-east-1" ] || location="LocationConstraint=$AWS_DEFAULT_REGION"
+location="${S3_LOCATION_CONSTRAINT:+LocationConstraint=$S3_LOCATION_CONSTRAINT}"
 # The CLI pages its output through `less` when it finds one; a Job has no terminal.
 export AWS_PAGER=""
 
