@@ -12,7 +12,7 @@ import { stackVariants } from "./stack-variants";
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe("stack variants", () => {
-  test("the dev stack file, every model, routes with Istio and on GKE, no metrics server, an Ingress; then each example stack file", () => {
+  test("the dev stack file, every model, routes with Istio and on GKE, no metrics server, Cloud Storage, an Ingress; then each example stack file", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "examples-"));
     try {
       fs.writeFileSync(path.join(dir, "Pulumi.prod.yaml"), "config:\n  cluster:context: prod\n  monitoring:s3Password:\n    secure: v1:abc\n");
@@ -24,10 +24,11 @@ describe("stack variants", () => {
         "HTTPRoutes with Istio",
         "HTTPRoutes on GKE",
         "no metrics server",
+        "log store on Cloud Storage with Workload Identity",
         "exposed through ingress-nginx, certificate from an Issuer",
         expect.stringMatching(/Pulumi\.prod\.yaml$/),
       ]);
-      const prod = variants[6]!;
+      const prod = variants[7]!;
       // A stack file's secrets are placeholders, marked secret.
       expect(prod.config["cluster:context"]).toBe("prod");
       expect(prod.secretKeys).toContain("monitoring:s3Password");

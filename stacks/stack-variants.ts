@@ -1,6 +1,6 @@
 // The stack configurations whose rendered objects the real-API-server suite applies: the dev stack file as it is,
 // then variants of it that switch on what the dev stack leaves off (every model folder, HTTPRoutes with a Gateway
-// implementation, the GKE provider, no metrics server, an Ingress with an issued certificate), and every stack file under stacks/examples/. Add a variant
+// implementation, the GKE provider, no metrics server, the log store on Cloud Storage, an Ingress with an issued certificate), and every stack file under stacks/examples/. Add a variant
 // here: one entry, a name and a configuration.
 import * as fs from "fs";
 import * as path from "path";
@@ -77,6 +77,19 @@ export function stackVariants(examplesDir = EXAMPLE_STACKS_DIR): StackVariant[] 
     },
     { name: "HTTPRoutes on GKE", config: routes(all, "gke"), secretKeys: all.secretKeys },
     { name: "no metrics server", config: withOverrides(dev.config, { "monitoring:components": JSON.stringify(components) }), secretKeys: dev.secretKeys },
+    {
+      name: "log store on Cloud Storage with Workload Identity",
+      config: withOverrides(dev.config, {
+        "monitoring:objectStore": "gcs",
+        "monitoring:s3Region": "europe-west1",
+        "monitoring:s3Endpoint": undefined,
+        "monitoring:s3User": undefined,
+        "monitoring:s3Password": undefined,
+        "monitoring:s3ServiceAccountAnnotations": JSON.stringify({ "iam.gke.io/gcp-service-account": "logstore@my-project.iam.gserviceaccount.com" }),
+        "monitoring:s3BucketJobServiceAccountAnnotations": JSON.stringify({ "iam.gke.io/gcp-service-account": "logstore-bucket@my-project.iam.gserviceaccount.com" }),
+      }),
+      secretKeys: dev.secretKeys.filter((k) => k !== "monitoring:s3Password"),
+    },
     {
       name: "exposed through ingress-nginx, certificate from an Issuer",
       config: withOverrides(dev.config, {

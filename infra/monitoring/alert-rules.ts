@@ -87,7 +87,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     severity: "critical",
     summary: "The bucket Job failed: the log store was not deployed.",
     runbook:
-      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's (with IRSA, an AccessDenied: the role's trust or S3 policy); fix them and run `pulumi up` (the Job is replaced and runs again).",
+      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's (with IRSA, an AccessDenied: the role's trust or S3 policy; on Cloud Storage, the log names the missing permission of the Job's Google service account); fix them and run `pulumi up` (the Job is replaced and runs again).",
   },
   {
     alert: "CollectorNotOnEveryNode",
