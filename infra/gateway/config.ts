@@ -8,7 +8,7 @@ import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gatewa
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
-import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
+import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, pinnedImage, port, quantity } from "../platform/schema-rules";
 import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
@@ -50,11 +50,6 @@ export const STACK_SET_ENV: Readonly<Record<string, string>> = {
 export const MANAGED_ENV: ReadonlySet<string> = new Set(Object.keys(STACK_SET_ENV));
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
-/** A pinned image: a tag other than `latest`, or a digest (rollouts and rollbacks must mean something). */
-const image = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9._\-/:]*[a-z0-9](@sha256:[0-9a-f]{64})?$/, "must be an image reference such as registry.example.com/ai-platform/gateway:0.1.0")
-  .refine((ref) => /@sha256:/.test(ref) || (/:[\w][\w.-]{0,127}$/.test(ref.slice(ref.lastIndexOf("/") + 1)) && !/:latest$/.test(ref)), "must be pinned: a tag other than latest, or a digest");
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
 const positiveInt = z.number().int().positive();
 
@@ -73,7 +68,7 @@ export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
 export const gatewaySchema = z
   .strictObject({
-    image: image.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
+    image: pinnedImage.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
     imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
     imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
     namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
@@ -156,7 +151,7 @@ export const gatewaySchema = z
       .min(1)
       .optional()
       .meta(doc("Standalone gateway only (`catalog`): the key its model servers require (refused with a serving part, whose key is used). Changing it rolls the gateway.")),
-    redisImage: image.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
+    redisImage: pinnedImage.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
     redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
       .union([
