@@ -339,6 +339,11 @@ describe("bad configuration fails the preview with a message naming the key", ()
     expect(await problems(exposure(e))).toContain(expected);
   });
 
+  test("a gateway:env value the gateway would refuse fails the preview naming the variable, also where the Ingress annotations read it", async () => {
+    const ingress = exposure({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "x" } });
+    expect(await problems({ ...ingress, "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "lots" }) })).toMatch(/gateway:env \[GATEWAY_BODY_LIMIT_BYTES\]: .*number/);
+  });
+
   test("with gateway:ingressNamespaces, the proxy's namespace is required", async () => {
     const message = await problems({ ...exposure({ ownGateway: { className: "eg" }, hostnames: ["llm.example.com"], tls: { secretName: "x" } }), "gateway:ingressNamespaces": JSON.stringify(["apps"]) });
     expect(message).toContain("gateway:exposure [from]: required with gateway:ingressNamespaces: where the pods of the Gateway or Ingress controller that forward the traffic run");

@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
-import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { CorsOriginSchema, OtlpEndpointSchema, parseSettingsEnv, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
@@ -297,6 +297,17 @@ export function catalogProblems(catalog: unknown, key = "catalog"): string[] {
   return issuesToLines(CONFIG_NAMESPACE, parsed.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
 }
 
+/**
+ * `gateway:env [GATEWAY_BODY_LIMIT_BYTES]: …` lines for values the gateway process would refuse at start (its pods
+ * would crash-loop), by the process's own settings schema. Variables the stack may not set are the key schema's to
+ * refuse; here they are left out.
+ */
+export function envProblems(env: unknown): string[] {
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return [];
+  const settable = Object.fromEntries(Object.entries(env).filter(([name, value]) => SETTABLE_ENV.includes(name) && typeof value === "string"));
+  return (parseSettingsEnv(settable).problems ?? []).map((p) => `${CONFIG_NAMESPACE}:env [${p.variable}]: ${p.message}`);
+}
+
 /** The catalog with `gateway:aliases` added (after any the catalog itself declares). */
 export function withAliases(catalog: CatalogInput, aliases: readonly CatalogAlias[]): CatalogInput {
   return aliases.length === 0 ? catalog : { ...catalog, aliases: [...(catalog.aliases ?? []), ...aliases] };
@@ -326,6 +337,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
   const parsed = gatewaySchema.safeParse(input);
   const problems = [...(migration ? [migration] : []), ...(parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues))];
   if (input.catalog !== undefined) problems.push(...catalogProblems(input.catalog));
+  problems.push(...envProblems(input.env));
   problems.push(...checkLabelDomain(labelDomain));
   if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, [...new Set(problems)]);
 
