@@ -202,6 +202,27 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     expect(declared(rs, T.route)).toEqual(["gateway"]);
   });
 
+  test("a listener that admits namespaces by a label: the preview names the labels and the key; set on the namespace, they admit the routes", async () => {
+    const shared = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { "shared-gateway-access": "true" } } } } };
+    const e = exposure({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } });
+    const err = await failureOf(run(e, { existingObjects: sharedGateway([shared]) }));
+    expect((err as Error).message).toContain('is not one of them: give it the labels {"shared-gateway-access":"true"} with gateway:namespaceLabels');
+    const rs = await run({ ...e, "gateway:namespaceLabels": JSON.stringify({ "shared-gateway-access": "true" }) }, { existingObjects: sharedGateway([shared]) });
+    expect(declared(rs, T.route)).toEqual(["gateway"]);
+    expect(manifest(rs, "kubernetes:core/v1:Namespace", "ai-gateway").metadata.labels).toEqual({
+      "shared-gateway-access": "true",
+      "app.kubernetes.io/part-of": "app-serving",
+      "app.kubernetes.io/managed-by": "pulumi",
+    });
+  });
+
+  test("a selector that no label of gateway:namespaceLabels can satisfy says its owner must change it", async () => {
+    const other = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["apps"] }] } } } };
+    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toContain(
+      "is not one of them, and no labels gateway:namespaceLabels may set would make it one: its owner must change the selector",
+    );
+  });
+
   const failing = async (e: unknown, listeners: unknown[], gatewayClassName?: string) => {
     const err = await failureOf(run(exposure(e), { existingObjects: sharedGateway(listeners, gatewayClassName) }));
     expect(err).toBeDefined();
@@ -217,7 +238,9 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
 
   test("a selector that does not match, a listener that is not there, and the redirect on an HTTPS listener each fail", async () => {
     const other = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "web" } } } } };
-    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toMatch(/admits routes from the namespaces its selector matches .* and namespace ai-gateway .* is not one of them/);
+    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toMatch(
+      /admits routes from the namespaces its selector matches .* and namespace ai-gateway .* is not one of them: give it the labels \{"team":"web"\} with gateway:namespaceLabels/,
+    );
     const message = await failing({ existingGateway: { ...ATTACH, httpsListener: "tls", httpListener: "https" }, hostnames: ["llm.example.com"] }, [HTTPS_ALL]);
     expect(message).toContain('gateway:exposure [existingGateway.httpsListener]: Gateway gateways/public has no listener "tls" (its listeners: https)');
     expect(message).toContain('gateway:exposure [existingGateway.httpListener]: listener "https" (HTTPS 443) of Gateway gateways/public is not a plain-HTTP listener');
@@ -342,6 +365,12 @@ describe("bad configuration fails the preview with a message naming the key", ()
   test("a gateway:env value the gateway would refuse fails the preview naming the variable, also where the Ingress annotations read it", async () => {
     const ingress = exposure({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "x" } });
     expect(await problems({ ...ingress, "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "lots" }) })).toMatch(/gateway:env \[GATEWAY_BODY_LIMIT_BYTES\]: .*number/);
+  });
+
+  test("gateway:namespaceLabels may not set the labels the stack or the API server sets", async () => {
+    expect(await problems({ "gateway:namespaceLabels": JSON.stringify({ "kubernetes.io/metadata.name": "x", team: "llm" }) })).toContain(
+      "gateway:namespaceLabels [kubernetes.io/metadata.name]: is set by the stack or the API server: remove it",
+    );
   });
 
   test("with gateway:ingressNamespaces, the proxy's namespace is required", async () => {

@@ -10,6 +10,7 @@ import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
 import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, pinnedImage, port, quantity } from "../platform/schema-rules";
 import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
+import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
 export const CONFIG_NAMESPACE = "gateway";
@@ -22,7 +23,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "namespaceLabels", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /**
  * Variables the component sets itself, with where each value comes from (docs/configuration.md shows it beside each
@@ -72,6 +73,17 @@ export const gatewaySchema = z
     imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
     imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
     namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
+    namespaceLabels: labelMap
+      .superRefine((labels, ctx) => {
+        for (const key of FIXED_NAMESPACE_LABEL_KEYS.filter((k) => k in labels)) ctx.addIssue({ code: "custom", path: [key], message: "is set by the stack or the API server: remove it" });
+      })
+      .default({})
+      .meta(
+        doc(
+          "Further labels of the gateway namespace, such as those a shared Gateway's `allowedRoutes` selector asks for ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
+          { "shared-gateway-access": "true" },
+        ),
+      ),
     servingNamespace: dnsLabel
       .optional()
       .meta(doc("Namespace of the model servers (or pool mode's inference gateway), always allowed by the NetworkPolicy; default: the serving part's, else app-serving.", "app-serving")),
@@ -261,6 +273,8 @@ export interface GatewayConfig {
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   readonly imagePullSecrets: readonly string[];
   readonly namespace: string;
+  /** `gateway:namespaceLabels`: set on the gateway namespace beside the stack's own. */
+  readonly namespaceLabels: Readonly<Record<string, string>>;
   /** Undefined when not configured: the serving part of the program (or the default) decides. */
   readonly servingNamespace?: string;
   readonly replicas: number;
@@ -348,6 +362,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     imagePullPolicy: c.imagePullPolicy,
     imagePullSecrets: c.imagePullSecrets ?? [],
     namespace: c.namespace,
+    namespaceLabels: c.namespaceLabels,
     servingNamespace: c.servingNamespace,
     replicas: c.replicas,
     maxReplicas: c.maxReplicas,

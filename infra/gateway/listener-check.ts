@@ -3,6 +3,7 @@
 // `allowedRoutes` (namespaces From Same/All/Selector, and kinds) and its host name. A route no listener admits is
 // silently ignored by the controller; one an HTTP listener admits serves the API without TLS. Both fail the preview.
 import { GKE_CLASS_PATTERN, GKE_TIMEOUT_MESSAGE } from "./exposure-config";
+import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 
 interface LabelSelector {
   readonly matchLabels?: Readonly<Record<string, string>>;
@@ -30,7 +31,7 @@ export interface AttachmentArgs {
   /** `namespace/name` of the Gateway, for messages. */
   readonly gateway: string;
   readonly gatewayNamespace: string;
-  /** Namespace of the routes, and its labels as the cluster holds them (kubernetes.io/metadata.name included). */
+  /** Namespace of the routes, and its labels as the cluster will hold them (kubernetes.io/metadata.name included). */
   readonly routeNamespace: string;
   readonly routeNamespaceLabels: Readonly<Record<string, string>>;
   readonly httpsListener?: string;
@@ -63,6 +64,23 @@ export function selectorMatches(selector: LabelSelector, labels: Readonly<Record
   return byLabel && byExpression;
 }
 
+/**
+ * The labels that, added to `labels`, make the selector match: what `gateway:namespaceLabels` must set. Undefined when
+ * no addition can (a NotIn or DoesNotExist the labels meet already, an In without values, or a label the stack fixes).
+ */
+export function labelsToMatch(selector: LabelSelector, labels: Readonly<Record<string, string>>, fixedKeys: readonly string[]): Record<string, string> | undefined {
+  const needed: Record<string, string> = {};
+  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) if (labels[k] !== v) needed[k] = v;
+  for (const e of selector.matchExpressions ?? []) {
+    const value = labels[e.key];
+    if (e.operator === "In" && !(value !== undefined && (e.values ?? []).includes(value)) && e.values?.[0] !== undefined) needed[e.key] ??= e.values[0];
+    // Any value will do; "true" is what such selectors usually ask for.
+    if (e.operator === "Exists" && value === undefined) needed[e.key] ??= "true";
+  }
+  if (Object.keys(needed).some((k) => fixedKeys.includes(k))) return undefined;
+  return selectorMatches(selector, { ...labels, ...needed }) ? needed : undefined;
+}
+
 /** Gateway API host-name intersection: exact, or a listener wildcard `*.x` matching any name ending in `.x`. */
 export function hostnamesIntersect(listener: string | undefined, route: readonly string[] | undefined): boolean {
   if (!listener || !route || route.length === 0) return true;
@@ -76,8 +94,13 @@ export function admissionProblem(l: ListenerView, a: AttachmentArgs): string | u
   if (from === "Same" && a.gatewayNamespace !== a.routeNamespace) {
     return `admits routes from its own namespace only (allowedRoutes.namespaces.from: Same): its owner must set from: All, or from: Selector matching namespace ${a.routeNamespace} (e.g. kubernetes.io/metadata.name: ${a.routeNamespace})`;
   }
-  if (from === "Selector" && !selectorMatches(l.allowedRoutes?.namespaces?.selector ?? {}, a.routeNamespaceLabels)) {
-    return `admits routes from the namespaces its selector matches (allowedRoutes.namespaces.selector ${JSON.stringify(l.allowedRoutes?.namespaces?.selector ?? {})}), and namespace ${a.routeNamespace} (labels ${JSON.stringify(a.routeNamespaceLabels)}) is not one of them`;
+  const selector = l.allowedRoutes?.namespaces?.selector ?? {};
+  if (from === "Selector" && !selectorMatches(selector, a.routeNamespaceLabels)) {
+    const needed = labelsToMatch(selector, a.routeNamespaceLabels, FIXED_NAMESPACE_LABEL_KEYS);
+    const fix = needed
+      ? `: give it the labels ${JSON.stringify(needed)} with gateway:namespaceLabels`
+      : `, and no labels gateway:namespaceLabels may set would make it one: its owner must change the selector`;
+    return `admits routes from the namespaces its selector matches (allowedRoutes.namespaces.selector ${JSON.stringify(selector)}), and namespace ${a.routeNamespace} (labels ${JSON.stringify(a.routeNamespaceLabels)}) is not one of them${fix}`;
   }
   const kinds = l.allowedRoutes?.kinds;
   if (kinds && kinds.length > 0 && !kinds.some((k) => k.kind === "HTTPRoute" && (k.group ?? "gateway.networking.k8s.io") === "gateway.networking.k8s.io")) {
