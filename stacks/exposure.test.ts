@@ -261,6 +261,12 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     );
   });
 
+  test("a Gateway the cluster returns malformed fails the preview naming it and the fields", async () => {
+    const message = await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [{ port: 443, allowedRoutes: { namespaces: { from: "Everyone" } } }]);
+    expect(message).toContain("gateway:exposure [existingGateway]: Gateway gateways/public, as read from the cluster, is not a Gateway the preview can check: spec.listeners.0.name: ");
+    expect(message).toContain("; spec.listeners.0.allowedRoutes.namespaces.from: ");
+  });
+
   test("a Gateway that does not exist fails the preview naming the key", async () => {
     const err = await failureOf(run(exposure({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }), { absentObjects: ["gateways/public"] }));
     expect((err as Error).message).toContain("(gateway:exposure.existingGateway:gateways/public): Preview failed: resource 'gateways/public' does not exist");

@@ -6,7 +6,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { checkClusterValue } from "../platform/cluster-checks";
 import type { ExposureSettings } from "./exposure-config";
 import { apiRouteSpec, certificateSpec, EXPOSURE_NAMES, ingressAnnotations, ingressSpec, ownGatewaySpec, redirectRouteSpec } from "./exposure";
-import { attachmentProblems, type GatewayView } from "./listener-check";
+import { existingGatewayProblems } from "./listener-check";
 
 export interface ExposureArgs {
   readonly exposure: ExposureSettings;
@@ -105,12 +105,12 @@ function checkedExistingGateway(parent: pulumi.Resource, a: ExposureArgs): pulum
   const g = a.exposure.existingGateway;
   if (!g) throw new Error("checkedExistingGateway needs existingGateway");
   const namespace = g.namespace ?? a.namespaceName;
-  const read = readObject<GatewayView>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", `${namespace}/${g.name}`, { parent, dependsOn: [...a.gatewayApiReady] });
+  const read = readObject<unknown>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", `${namespace}/${g.name}`, { parent, dependsOn: [...a.gatewayApiReady] });
   checkClusterValue(read.spec, (spec) =>
     // No spec: nothing was read (an offline render); a Gateway the cluster holds always has one.
     spec === undefined
       ? []
-      : attachmentProblems(spec, {
+      : existingGatewayProblems(spec, {
           gateway: `${namespace}/${g.name}`,
           gatewayNamespace: namespace,
           routeNamespace: a.namespaceName,

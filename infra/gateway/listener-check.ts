@@ -2,30 +2,34 @@
 // to it, by the Gateway API's attachment rules: the listener named (or every listener, when none is), its protocol,
 // `allowedRoutes` (namespaces From Same/All/Selector, and kinds) and its host name. A route no listener admits is
 // silently ignored by the controller; one an HTTP listener admits serves the API without TLS. Both fail the preview.
+import { z } from "zod";
 import { GKE_CLASS_PATTERN, GKE_TIMEOUT_MESSAGE } from "./exposure-config";
 import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 
-interface LabelSelector {
-  readonly matchLabels?: Readonly<Record<string, string>>;
-  readonly matchExpressions?: readonly { key: string; operator: string; values?: readonly string[] }[];
-}
+const labelSelectorSchema = z.object({
+  matchLabels: z.record(z.string(), z.string()).optional(),
+  matchExpressions: z.array(z.object({ key: z.string(), operator: z.string(), values: z.array(z.string()).optional() })).optional(),
+});
+type LabelSelector = z.infer<typeof labelSelectorSchema>;
 
-/** The fields of a Gateway listener the check reads (gateway.networking.k8s.io/v1). */
-export interface ListenerView {
-  readonly name: string;
-  readonly protocol: string;
-  readonly port?: number;
-  readonly hostname?: string;
-  readonly allowedRoutes?: {
-    readonly namespaces?: { readonly from?: string; readonly selector?: LabelSelector };
-    readonly kinds?: readonly { group?: string; kind: string }[];
-  };
-}
+/** The fields of a Gateway listener the check reads (gateway.networking.k8s.io/v1; the CRD requires name and protocol). */
+const listenerSchema = z.object({
+  name: z.string(),
+  protocol: z.string(),
+  port: z.number().int().optional(),
+  hostname: z.string().optional(),
+  allowedRoutes: z
+    .object({
+      namespaces: z.object({ from: z.enum(["All", "Same", "Selector"]).optional(), selector: labelSelectorSchema.optional() }).optional(),
+      kinds: z.array(z.object({ group: z.string().optional(), kind: z.string() })).optional(),
+    })
+    .optional(),
+});
+export type ListenerView = z.infer<typeof listenerSchema>;
 
-export interface GatewayView {
-  readonly gatewayClassName?: string;
-  readonly listeners?: readonly ListenerView[];
-}
+/** The fields of a Gateway's spec the check reads; the CRD requires both. */
+export const gatewaySpecSchema = z.object({ gatewayClassName: z.string(), listeners: z.array(listenerSchema) });
+export type GatewayView = z.infer<typeof gatewaySpecSchema>;
 
 export interface AttachmentArgs {
   /** `namespace/name` of the Gateway, for messages. */
@@ -112,9 +116,17 @@ export function admissionProblem(l: ListenerView, a: AttachmentArgs): string | u
 
 const describe = (l: ListenerView) => `listener "${l.name}" (${l.protocol}${l.port ? ` ${l.port}` : ""})`;
 
+/** `gateway:exposure …` lines for the spec of an existing Gateway as the cluster returned it: malformed, or not serving the routes. */
+export function existingGatewayProblems(spec: unknown, a: AttachmentArgs): string[] {
+  const parsed = gatewaySpecSchema.safeParse(spec);
+  if (parsed.success) return attachmentProblems(parsed.data, a);
+  const why = parsed.error.issues.map((i) => `${["spec", ...i.path].join(".")}: ${i.message}`).join("; ");
+  return [`${KEY} [existingGateway]: Gateway ${a.gateway}, as read from the cluster, is not a Gateway the preview can check: ${why}`];
+}
+
 /** `gateway:exposure …` lines for an existing Gateway that would not serve the routes as configured. */
 export function attachmentProblems(gw: GatewayView, a: AttachmentArgs): string[] {
-  const listeners = gw.listeners ?? [];
+  const listeners = gw.listeners;
   const names = listeners.map((l) => l.name).join(", ") || "none";
   const problems: string[] = [];
   const named = (key: string, name: string) => {
@@ -147,7 +159,7 @@ export function attachmentProblems(gw: GatewayView, a: AttachmentArgs): string[]
     if (l && why) problems.push(`${KEY} [existingGateway.httpListener]: ${describe(l)} of Gateway ${a.gateway} would not attach the redirect route: it ${why}`);
   }
 
-  if (a.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(gw.gatewayClassName ?? "")) {
+  if (a.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(gw.gatewayClassName)) {
     problems.push(`${KEY} [requestTimeout]: Gateway ${a.gateway} is of class ${gw.gatewayClassName}: ${GKE_TIMEOUT_MESSAGE}`);
   }
   return problems;
