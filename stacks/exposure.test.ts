@@ -9,6 +9,8 @@ import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks
 const T = {
   route: "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
   gateway: "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+  gatewayClass: "kubernetes:gateway.networking.k8s.io/v1:GatewayClass",
+  ingressClass: "kubernetes:networking.k8s.io/v1:IngressClass",
   certificate: "kubernetes:cert-manager.io/v1:Certificate",
   clusterIssuer: "kubernetes:cert-manager.io/v1:ClusterIssuer",
   issuer: "kubernetes:cert-manager.io/v1:Issuer",
@@ -18,6 +20,11 @@ const T = {
 } as const;
 
 const ISSUER = { name: "letsencrypt", kind: "ClusterIssuer" };
+const ENVOY_GATEWAY = "gateway.envoyproxy.io/gatewayclass-controller";
+const GKE = "networking.gke.io/gateway";
+/** A class as the cluster holds it, by its id (the name: classes are cluster-scoped). */
+const gatewayClass = (name: string, controllerName: string) => ({ [name]: { spec: { controllerName } } });
+const ingressClass = (name: string, controller: string) => ({ [name]: { spec: { controller } } });
 
 async function runWithOutputs(overrides: Record<string, string | undefined>, extra: Partial<MockRunOptions> = {}) {
   return runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig(overrides), secretKeys: SECRET_KEYS, ...extra });
@@ -170,8 +177,8 @@ describe("a Gateway of the platform's own, TLS from a provided Secret", () => {
 });
 
 /** A Gateway another team owns, as the cluster holds it. */
-function sharedGateway(listeners: unknown[], gatewayClassName = "eg") {
-  return { "gateways/public": { spec: { gatewayClassName, listeners } } };
+function sharedGateway(listeners: unknown[], gatewayClassName = "eg", controllerName = ENVOY_GATEWAY) {
+  return { "gateways/public": { spec: { gatewayClassName, listeners } }, ...gatewayClass(gatewayClassName, controllerName) };
 }
 const HTTPS_ALL = { name: "https", port: 443, protocol: "HTTPS", hostname: "*.example.com", tls: { certificateRefs: [{ name: "wildcard" }] }, allowedRoutes: { namespaces: { from: "All" } } };
 const HTTP_ALL = { name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } };
@@ -223,8 +230,8 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     );
   });
 
-  const failing = async (e: unknown, listeners: unknown[], gatewayClassName?: string) => {
-    const err = await failureOf(run(exposure(e), { existingObjects: sharedGateway(listeners, gatewayClassName) }));
+  const failing = async (e: unknown, listeners: unknown[], gatewayClassName?: string, controllerName?: string) => {
+    const err = await failureOf(run(exposure(e), { existingObjects: sharedGateway(listeners, gatewayClassName, controllerName) }));
     expect(err).toBeDefined();
     return (err as Error).message;
   };
@@ -252,13 +259,23 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     );
   });
 
-  test("host names the listener is not for fail; a GKE Gateway refuses route timeouts", async () => {
+  test("host names the listener is not for fail", async () => {
     expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, hostnames: ["llm.example.org"] }, [HTTPS_ALL])).toContain(
       "is for host *.example.com, which none of gateway:exposure hostnames (llm.example.org) matches",
     );
-    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, requestTimeout: "0s" }, [HTTPS_ALL], "gke-l7-global-external-managed")).toContain(
-      "gateway:exposure [requestTimeout]: Gateway gateways/public is of class gke-l7-global-external-managed: GKE's Gateway controller refuses every HTTPRoute that sets timeouts",
+  });
+
+  test("with a request timeout the Gateway's class is read too; GKE's, known by its controller, refuses route timeouts", async () => {
+    const e = { existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, requestTimeout: "0s" };
+    expect(await failing(e, [HTTPS_ALL], "external", GKE)).toContain(
+      `gateway:exposure [requestTimeout]: Gateway gateways/public is of GatewayClass external, served by GKE (${GKE}): GKE's Gateway controller refuses every HTTPRoute that sets timeouts`,
     );
+    const rs = await run(exposure(e), { existingObjects: sharedGateway([HTTPS_ALL], "gke-l7-lookalike") });
+    expect(named(rs, T.gatewayClass, "gateway:exposure.existingGateway:GatewayClass/gke-l7-lookalike").read).toBe(true);
+    expect(declared(rs, T.route)).toEqual(["gateway"]);
+    // Without a request timeout the class does not matter, and is not read.
+    const untimed = await run(exposure({ ...e, requestTimeout: undefined }), { existingObjects: sharedGateway([HTTPS_ALL]) });
+    expect(untimed.filter((r) => r.type === T.gatewayClass)).toEqual([]);
   });
 
   test("a Gateway the cluster returns malformed fails the preview naming it and the fields", async () => {
@@ -270,6 +287,51 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
   test("a Gateway that does not exist fails the preview naming the key", async () => {
     const err = await failureOf(run(exposure({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }), { absentObjects: ["gateways/public"] }));
     expect((err as Error).message).toContain("(gateway:exposure.existingGateway:gateways/public): Preview failed: resource 'gateways/public' does not exist");
+  });
+});
+
+describe("the classes named are read at preview, and known by their controller", () => {
+  const own = (className: string, extra: object = {}) => exposure({ ownGateway: { className }, hostnames: ["llm.example.com"], tls: { secretName: "llm-tls" }, ...extra });
+  const nginx = (controller: string) => exposure({ ingress: { className: "nginx", controller }, hostnames: ["llm.example.com"], tls: { secretName: "llm-tls" } });
+
+  test("the own Gateway's GatewayClass: read after its CRD, before the Gateway; a missing one fails naming the key", async () => {
+    const rs = await run(own("eg"), { existingObjects: gatewayClass("eg", ENVOY_GATEWAY) });
+    const read = named(rs, T.gatewayClass, "gateway:exposure.ownGateway.className:GatewayClass/eg");
+    expect(read.read).toBe(true);
+    expect(read.dependsOn).toContain("cluster:crds.gatewayApi:gatewayclasses.gateway.networking.k8s.io");
+    expect(named(rs, T.gateway, "gateway-public").dependsOn).toContain(read.name);
+    const err = await failureOf(run(own("eg"), { absentObjects: ["eg"] }));
+    expect((err as Error).message).toContain("(gateway:exposure.ownGateway.className:GatewayClass/eg): Preview failed: resource 'eg' does not exist");
+  });
+
+  test("a GKE class, whatever its name, refuses a request timeout; a class named like GKE's but of another controller does not", async () => {
+    const err = await failureOf(run(own("external", { requestTimeout: "0s" }), { existingObjects: gatewayClass("external", GKE) }));
+    expect((err as Error).message).toContain(`gateway:exposure [requestTimeout]: Gateway gateway-public is of GatewayClass external, served by GKE (${GKE}): GKE's Gateway controller refuses`);
+    const rs = await run(own("gke-l7-lookalike", { requestTimeout: "0s" }), { existingObjects: gatewayClass("gke-l7-lookalike", ENVOY_GATEWAY) });
+    expect(manifest(rs, T.route, "gateway").spec.rules[0].timeouts).toEqual({ request: "0s" });
+  });
+
+  test("the IngressClass: read before the Ingress; a missing one fails naming the key", async () => {
+    const rs = await run(nginx("ingress-nginx"), { existingObjects: ingressClass("nginx", "k8s.io/ingress-nginx") });
+    const read = named(rs, T.ingressClass, "gateway:exposure.ingress.className:IngressClass/nginx");
+    expect(read.read).toBe(true);
+    expect(named(rs, T.ingress, "gateway").dependsOn).toContain(read.name);
+    const err = await failureOf(run(nginx("ingress-nginx"), { absentObjects: ["nginx"] }));
+    expect((err as Error).message).toContain("(gateway:exposure.ingress.className:IngressClass/nginx): Preview failed: resource 'nginx' does not exist");
+  });
+
+  test("controller ingress-nginx on another controller's class fails, and so does other on ingress-nginx's (its 1m body limit would stay)", async () => {
+    const traefik = await failureOf(run(nginx("ingress-nginx"), { existingObjects: ingressClass("nginx", "traefik.io/ingress-controller") }));
+    expect((traefik as Error).message).toContain(
+      "gateway:exposure [ingress.controller]: ingress-nginx, but IngressClass nginx is for controller traefik.io/ingress-controller, not k8s.io/ingress-nginx",
+    );
+    const other = await failureOf(run(nginx("other"), { existingObjects: ingressClass("nginx", "k8s.io/ingress-nginx") }));
+    expect((other as Error).message).toContain("gateway:exposure [ingress.controller]: other, but IngressClass nginx is ingress-nginx's (k8s.io/ingress-nginx)");
+  });
+
+  test("a class the cluster returns malformed fails naming it", async () => {
+    const err = await failureOf(run(own("eg"), { existingObjects: { eg: { spec: { parametersRef: { name: "x" } } } } }));
+    expect((err as Error).message).toContain("gateway:exposure [ownGateway.className]: GatewayClass eg, as read from the cluster, is not one the preview can check: spec.controllerName: ");
   });
 });
 
@@ -361,7 +423,6 @@ describe("bad configuration fails the preview with a message naming the key", ()
     [{ existingGateway: { name: "public" }, httpsRedirect: true }, "gateway:exposure [httpsRedirect]: with existingGateway, needs existingGateway.httpListener"],
     [{ existingGateway: { name: "public", httpsListener: "web", httpListener: "web" } }, "gateway:exposure [existingGateway.httpListener]: must differ from httpsListener"],
     [{ existingGateway: { name: "public", httpsListener: "https", httpListener: "http" } }, "gateway:exposure [hostnames]: required with existingGateway.httpListener"],
-    [{ ownGateway: { className: "gke-l7-global-external-managed" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: GKE's Gateway controller refuses every HTTPRoute that sets timeouts"],
     [{ ingress: { className: "traefik", controller: "other" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: has no portable form on an Ingress"],
     [{ ownGateway: { className: "eg" }, hostnames: ["LLM.example.com"], tls: { secretName: "x" } }, "gateway:exposure [hostnames.0]: must be a hostname such as api.example.com"],
   ])("%j", async (e, expected) => {

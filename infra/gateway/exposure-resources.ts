@@ -6,7 +6,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { checkClusterValue } from "../platform/cluster-checks";
 import type { ExposureSettings } from "./exposure-config";
 import { apiRouteSpec, certificateSpec, EXPOSURE_NAMES, ingressAnnotations, ingressSpec, ownGatewaySpec, redirectRouteSpec } from "./exposure";
-import { existingGatewayProblems } from "./listener-check";
+import { type GatewayClassUse, gatewayClassProblems, ingressClassProblems } from "./class-check";
+import { attachmentProblems, parseExistingGateway } from "./listener-check";
 
 export interface ExposureArgs {
   readonly exposure: ExposureSettings;
@@ -33,6 +34,10 @@ export function existingGatewayReadName(namespace: string, name: string): string
 export function issuerReadName(kind: string, name: string): string {
   return `gateway:exposure.tls.issuer:${kind}/${name}`;
 }
+/** The class read for `key` (`ownGateway.className`, `ingress.className`, or `existingGateway` for its Gateway's). */
+export function classReadName(key: string, kind: "GatewayClass" | "IngressClass", name: string): string {
+  return `gateway:exposure.${key}:${kind}/${name}`;
+}
 
 /** Declares the exposure; returns what clients outside the cluster reach. */
 export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void {
@@ -50,21 +55,24 @@ export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void 
   const tlsDeps = certificate ? [certificate] : [];
 
   if (e.ingress) {
+    const ingressClass = checkedIngressClass(parent, e.ingress);
     new k8s.networking.v1.Ingress(
       EXPOSURE_NAMES.ingress,
       { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
-      { ...child, dependsOn: [a.service, ...tlsDeps] },
+      { ...child, dependsOn: [a.service, ingressClass, ...tlsDeps] },
     );
     return;
   }
 
   const parents: pulumi.Resource[] = [];
   if (e.ownGateway) {
+    const { className } = e.ownGateway;
+    const gatewayClass = checkedGatewayClass(parent, a, { className, key: "ownGateway.className", usedBy: `Gateway ${EXPOSURE_NAMES.ownGateway}`, requestTimeout: e.requestTimeout });
     parents.push(
       new k8s.apiextensions.CustomResource(
         EXPOSURE_NAMES.ownGateway,
         { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
-        { ...child, dependsOn: [...a.gatewayApiReady, ...tlsDeps] },
+        { ...child, dependsOn: [...a.gatewayApiReady, gatewayClass, ...tlsDeps] },
       ),
     );
   } else if (e.existingGateway) {
@@ -100,27 +108,52 @@ function declareCertificate(parent: pulumi.Resource, a: ExposureArgs, meta: (nam
   );
 }
 
-/** Reads the Gateway the routes attach to; its listeners are checked once it has answered (platform/cluster-checks). */
+/**
+ * Reads the Gateway the routes attach to; its listeners are checked once it has answered (platform/cluster-checks),
+ * and, with a request timeout, its GatewayClass is read and checked too (the class name is known only then).
+ */
 function checkedExistingGateway(parent: pulumi.Resource, a: ExposureArgs): pulumi.Resource {
   const g = a.exposure.existingGateway;
   if (!g) throw new Error("checkedExistingGateway needs existingGateway");
   const namespace = g.namespace ?? a.namespaceName;
-  const read = readObject<unknown>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", `${namespace}/${g.name}`, { parent, dependsOn: [...a.gatewayApiReady] });
-  checkClusterValue(read.spec, (spec) =>
+  const name = `${namespace}/${g.name}`;
+  const read = readObject<unknown>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", name, { parent, dependsOn: [...a.gatewayApiReady] });
+  checkClusterValue(read.spec, (spec) => {
     // No spec: nothing was read (an offline render); a Gateway the cluster holds always has one.
-    spec === undefined
-      ? []
-      : existingGatewayProblems(spec, {
-          gateway: `${namespace}/${g.name}`,
-          gatewayNamespace: namespace,
-          routeNamespace: a.namespaceName,
-          routeNamespaceLabels: a.namespaceLabels,
-          httpsListener: g.httpsListener,
-          httpListener: g.httpListener,
-          hostnames: a.exposure.hostnames,
-          requestTimeout: a.exposure.requestTimeout,
-        }),
-  );
+    if (spec === undefined) return [];
+    const parsed = parseExistingGateway(spec, name);
+    if ("problem" in parsed) return [parsed.problem];
+    const { gatewayClassName } = parsed.gateway;
+    if (a.exposure.requestTimeout !== undefined) {
+      checkedGatewayClass(parent, a, { className: gatewayClassName, key: "existingGateway", usedBy: `Gateway ${name}`, requestTimeout: a.exposure.requestTimeout }, [read]);
+    }
+    return attachmentProblems(parsed.gateway, {
+      gateway: name,
+      gatewayNamespace: namespace,
+      routeNamespace: a.namespaceName,
+      routeNamespaceLabels: a.namespaceLabels,
+      httpsListener: g.httpsListener,
+      httpListener: g.httpListener,
+      hostnames: a.exposure.hostnames,
+    });
+  });
+  return read;
+}
+
+/** Reads a GatewayClass (a missing one fails the preview, naming the key) and checks it once it has answered. */
+function checkedGatewayClass(parent: pulumi.Resource, a: ExposureArgs, use: GatewayClassUse, after: pulumi.Resource[] = []): pulumi.Resource {
+  const read = readObject<unknown>(classReadName(use.key, "GatewayClass", use.className), GATEWAY_API_VERSION, "GatewayClass", use.className, {
+    parent,
+    dependsOn: [...a.gatewayApiReady, ...after],
+  });
+  checkClusterValue(read.spec, (spec) => (spec === undefined ? [] : gatewayClassProblems(spec, use)));
+  return read;
+}
+
+/** Reads the IngressClass (a missing one fails the preview, naming the key) and checks its controller against the declared one. */
+function checkedIngressClass(parent: pulumi.Resource, ingress: NonNullable<ExposureSettings["ingress"]>): pulumi.Resource {
+  const read = k8s.networking.v1.IngressClass.get(classReadName("ingress.className", "IngressClass", ingress.className), ingress.className, { parent });
+  checkClusterValue(read.spec as pulumi.Output<unknown>, (spec) => (spec === undefined ? [] : ingressClassProblems(spec, ingress)));
   return read;
 }
 

@@ -3,7 +3,6 @@
 // `allowedRoutes` (namespaces From Same/All/Selector, and kinds) and its host name. A route no listener admits is
 // silently ignored by the controller; one an HTTP listener admits serves the API without TLS. Both fail the preview.
 import { z } from "zod";
-import { GKE_CLASS_PATTERN, GKE_TIMEOUT_MESSAGE } from "./exposure-config";
 import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 
 const labelSelectorSchema = z.object({
@@ -41,7 +40,6 @@ export interface AttachmentArgs {
   readonly httpsListener?: string;
   readonly httpListener?: string;
   readonly hostnames?: readonly string[];
-  readonly requestTimeout?: string;
 }
 
 const KEY = "gateway:exposure";
@@ -116,12 +114,12 @@ export function admissionProblem(l: ListenerView, a: AttachmentArgs): string | u
 
 const describe = (l: ListenerView) => `listener "${l.name}" (${l.protocol}${l.port ? ` ${l.port}` : ""})`;
 
-/** `gateway:exposure …` lines for the spec of an existing Gateway as the cluster returned it: malformed, or not serving the routes. */
-export function existingGatewayProblems(spec: unknown, a: AttachmentArgs): string[] {
+/** The spec of an existing Gateway as the cluster returned it, or the `gateway:exposure …` line saying it is malformed. */
+export function parseExistingGateway(spec: unknown, gateway: string): { readonly gateway: GatewayView } | { readonly problem: string } {
   const parsed = gatewaySpecSchema.safeParse(spec);
-  if (parsed.success) return attachmentProblems(parsed.data, a);
+  if (parsed.success) return { gateway: parsed.data };
   const why = parsed.error.issues.map((i) => `${["spec", ...i.path].join(".")}: ${i.message}`).join("; ");
-  return [`${KEY} [existingGateway]: Gateway ${a.gateway}, as read from the cluster, is not a Gateway the preview can check: ${why}`];
+  return { problem: `${KEY} [existingGateway]: Gateway ${gateway}, as read from the cluster, is not a Gateway the preview can check: ${why}` };
 }
 
 /** `gateway:exposure …` lines for an existing Gateway that would not serve the routes as configured. */
@@ -157,10 +155,6 @@ export function attachmentProblems(gw: GatewayView, a: AttachmentArgs): string[]
     if (l && l.protocol !== "HTTP") problems.push(`${KEY} [existingGateway.httpListener]: ${describe(l)} of Gateway ${a.gateway} is not a plain-HTTP listener: the redirect belongs on the HTTP one`);
     const why = l && admissionProblem(l, a);
     if (l && why) problems.push(`${KEY} [existingGateway.httpListener]: ${describe(l)} of Gateway ${a.gateway} would not attach the redirect route: it ${why}`);
-  }
-
-  if (a.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(gw.gatewayClassName)) {
-    problems.push(`${KEY} [requestTimeout]: Gateway ${a.gateway} is of class ${gw.gatewayClassName}: ${GKE_TIMEOUT_MESSAGE}`);
   }
   return problems;
 }

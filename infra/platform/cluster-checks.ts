@@ -24,7 +24,9 @@ export function checkClusterValue<T>(value: pulumi.Output<T>, check: (v: T) => r
 
 /** Awaits every registered check; throws one ConfigError with all their problems. Clears the list. */
 export async function settleClusterChecks(): Promise<void> {
-  const results = await Promise.all(pending.splice(0));
+  const results: (readonly string[])[] = [];
+  // A check may register another (a read that needs what an earlier read returned): until none is left.
+  while (pending.length > 0) results.push(...(await Promise.all(pending.splice(0))));
   const problems = [...new Set(results.flat())];
   if (problems.length > 0) throw new ConfigError("stack", problems);
 }
