@@ -278,6 +278,16 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     expect(untimed.filter((r) => r.type === T.gatewayClass)).toEqual([]);
   });
 
+  test("a failing check registers no route, also in an update without a preview (pulumi up --skip-preview)", async () => {
+    const registered: ResourceRecord[] = [];
+    const http = { ...HTTP_ALL, name: "https" };
+    const err = await failureOf(run(exposure({ existingGateway: ATTACH, hostnames: ["llm.example.com"] }), { existingObjects: sharedGateway([http, HTTP_ALL]), registered }));
+    expect((err as Error).message).toContain('gateway:exposure [existingGateway.httpsListener]: listener "https" (HTTP 80) of Gateway gateways/public does not terminate TLS');
+    // The run got as far as the read and the gateway's own objects; no route reached the engine.
+    expect(registered.map((r) => r.name)).toEqual(expect.arrayContaining(["gateway:exposure.existingGateway:gateways/public", "gateway"]));
+    expect(registered.filter((r) => r.type === T.route)).toEqual([]);
+  });
+
   test("a Gateway the cluster returns malformed fails the preview naming it and the fields", async () => {
     const message = await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [{ port: 443, allowedRoutes: { namespaces: { from: "Everyone" } } }]);
     expect(message).toContain("gateway:exposure [existingGateway]: Gateway gateways/public, as read from the cluster, is not a Gateway the preview can check: spec.listeners.0.name: ");

@@ -3,7 +3,7 @@
 // so a preview fails naming the key: the existing Gateway (its listeners are checked), the issuer.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { checkClusterValue } from "../platform/cluster-checks";
+import { checkClusterValue, whenClusterChecksPass } from "../platform/cluster-checks";
 import type { ExposureSettings } from "./exposure-config";
 import { apiRouteSpec, certificateSpec, EXPOSURE_NAMES, ingressAnnotations, ingressSpec, ownGatewaySpec, redirectRouteSpec } from "./exposure";
 import { type GatewayClassUse, gatewayClassProblems, ingressClassProblems } from "./class-check";
@@ -54,43 +54,50 @@ export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void 
   const certificate = e.tls?.issuer ? declareCertificate(parent, a, meta) : undefined;
   const tlsDeps = certificate ? [certificate] : [];
 
+  // What routes traffic to the API is declared only once what was read has passed its checks: with
+  // `pulumi up --skip-preview` (or the Automation API) a route that waited for the read alone would be created while
+  // its check was pending (on a plain-HTTP listener, serving API keys without TLS) and stay after it failed.
   if (e.ingress) {
     const ingressClass = checkedIngressClass(parent, e.ingress);
-    new k8s.networking.v1.Ingress(
-      EXPOSURE_NAMES.ingress,
-      { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
-      { ...child, dependsOn: [a.service, ingressClass, ...tlsDeps] },
-    );
+    whenClusterChecksPass(() => {
+      new k8s.networking.v1.Ingress(
+        EXPOSURE_NAMES.ingress,
+        { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
+        { ...child, dependsOn: [a.service, ingressClass, ...tlsDeps] },
+      );
+    });
     return;
   }
 
-  const parents: pulumi.Resource[] = [];
-  if (e.ownGateway) {
-    const { className } = e.ownGateway;
-    const gatewayClass = checkedGatewayClass(parent, a, { className, key: "ownGateway.className", usedBy: `Gateway ${EXPOSURE_NAMES.ownGateway}`, requestTimeout: e.requestTimeout });
-    parents.push(
-      new k8s.apiextensions.CustomResource(
-        EXPOSURE_NAMES.ownGateway,
-        { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
-        { ...child, dependsOn: [...a.gatewayApiReady, gatewayClass, ...tlsDeps] },
-      ),
-    );
-  } else if (e.existingGateway) {
-    parents.push(checkedExistingGateway(parent, a));
-  }
-
-  new k8s.apiextensions.CustomResource(
-    EXPOSURE_NAMES.route,
-    { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.route), spec: apiRouteSpec(e) },
-    { ...child, dependsOn: [...routeDeps, ...parents] },
-  );
-  if (apiRouteSpec(e).parentRefs.length > 0 && redirectRouteSpec(e).parentRefs.length > 0) {
+  const ownGateway = e.ownGateway;
+  const reads = ownGateway
+    ? [checkedGatewayClass(parent, a, { className: ownGateway.className, key: "ownGateway.className", usedBy: `Gateway ${EXPOSURE_NAMES.ownGateway}`, requestTimeout: e.requestTimeout })]
+    : e.existingGateway
+      ? [checkedExistingGateway(parent, a)]
+      : [];
+  whenClusterChecksPass(() => {
+    const parents = ownGateway
+      ? [
+          new k8s.apiextensions.CustomResource(
+            EXPOSURE_NAMES.ownGateway,
+            { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
+            { ...child, dependsOn: [...a.gatewayApiReady, ...reads, ...tlsDeps] },
+          ),
+        ]
+      : reads;
     new k8s.apiextensions.CustomResource(
-      EXPOSURE_NAMES.redirect,
-      { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.redirect), spec: redirectRouteSpec(e) },
-      { ...child, dependsOn: [...a.gatewayApiReady, ...parents] },
+      EXPOSURE_NAMES.route,
+      { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.route), spec: apiRouteSpec(e) },
+      { ...child, dependsOn: [...routeDeps, ...parents] },
     );
-  }
+    if (apiRouteSpec(e).parentRefs.length > 0 && redirectRouteSpec(e).parentRefs.length > 0) {
+      new k8s.apiextensions.CustomResource(
+        EXPOSURE_NAMES.redirect,
+        { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.redirect), spec: redirectRouteSpec(e) },
+        { ...child, dependsOn: [...a.gatewayApiReady, ...parents] },
+      );
+    }
+  });
 }
 
 /** The issuer is read first (a typo would leave the Certificate pending forever), then the Certificate declared. */
