@@ -1,6 +1,7 @@
 // The objects `gateway:exposure` declares, children of the gateway component: the routes (and the platform's own
 // Gateway), or the Ingress; the Certificate when an issuer is named. What they need from the cluster is read first,
-// so a preview fails naming the key: the existing Gateway (its listeners are checked), the issuer.
+// so a preview fails naming the key: the existing Gateway (its listeners are checked), the GatewayClass or the
+// IngressClass (by their controller), the issuer.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { checkClusterValue, whenClusterChecksPass } from "../platform/cluster-checks";
@@ -39,7 +40,7 @@ export function classReadName(key: string, kind: "GatewayClass" | "IngressClass"
   return `gateway:exposure.${key}:${kind}/${name}`;
 }
 
-/** Declares the exposure; returns what clients outside the cluster reach. */
+/** Declares the exposure: the reads and their checks now, what routes traffic once the checks have passed. */
 export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void {
   const e = a.exposure;
   const child = { parent };
