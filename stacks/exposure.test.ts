@@ -9,6 +9,8 @@ import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks
 const T = {
   route: "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
   gateway: "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+  gatewayClass: "kubernetes:gateway.networking.k8s.io/v1:GatewayClass",
+  ingressClass: "kubernetes:networking.k8s.io/v1:IngressClass",
   certificate: "kubernetes:cert-manager.io/v1:Certificate",
   clusterIssuer: "kubernetes:cert-manager.io/v1:ClusterIssuer",
   issuer: "kubernetes:cert-manager.io/v1:Issuer",
@@ -18,6 +20,11 @@ const T = {
 } as const;
 
 const ISSUER = { name: "letsencrypt", kind: "ClusterIssuer" };
+const ENVOY_GATEWAY = "gateway.envoyproxy.io/gatewayclass-controller";
+const GKE = "networking.gke.io/gateway";
+/** A class as the cluster holds it, by its id (the name: classes are cluster-scoped). */
+const gatewayClass = (name: string, controllerName: string) => ({ [name]: { spec: { controllerName } } });
+const ingressClass = (name: string, controller: string) => ({ [name]: { spec: { controller } } });
 
 async function runWithOutputs(overrides: Record<string, string | undefined>, extra: Partial<MockRunOptions> = {}) {
   return runWithMocks(async () => (await import("./program")).program(), { config: gatewayConfig(overrides), secretKeys: SECRET_KEYS, ...extra });
@@ -170,8 +177,8 @@ describe("a Gateway of the platform's own, TLS from a provided Secret", () => {
 });
 
 /** A Gateway another team owns, as the cluster holds it. */
-function sharedGateway(listeners: unknown[], gatewayClassName = "eg") {
-  return { "gateways/public": { spec: { gatewayClassName, listeners } } };
+function sharedGateway(listeners: unknown[], gatewayClassName = "eg", controllerName = ENVOY_GATEWAY) {
+  return { "gateways/public": { spec: { gatewayClassName, listeners } }, ...gatewayClass(gatewayClassName, controllerName) };
 }
 const HTTPS_ALL = { name: "https", port: 443, protocol: "HTTPS", hostname: "*.example.com", tls: { certificateRefs: [{ name: "wildcard" }] }, allowedRoutes: { namespaces: { from: "All" } } };
 const HTTP_ALL = { name: "http", port: 80, protocol: "HTTP", allowedRoutes: { namespaces: { from: "All" } } };
@@ -202,8 +209,29 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     expect(declared(rs, T.route)).toEqual(["gateway"]);
   });
 
-  const failing = async (e: unknown, listeners: unknown[], gatewayClassName?: string) => {
-    const err = await failureOf(run(exposure(e), { existingObjects: sharedGateway(listeners, gatewayClassName) }));
+  test("a listener that admits namespaces by a label: the preview names the labels and the key; set on the namespace, they admit the routes", async () => {
+    const shared = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { "shared-gateway-access": "true" } } } } };
+    const e = exposure({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } });
+    const err = await failureOf(run(e, { existingObjects: sharedGateway([shared]) }));
+    expect((err as Error).message).toContain('is not one of them: give it the labels {"shared-gateway-access":"true"} with gateway:namespaceLabels');
+    const rs = await run({ ...e, "gateway:namespaceLabels": JSON.stringify({ "shared-gateway-access": "true" }) }, { existingObjects: sharedGateway([shared]) });
+    expect(declared(rs, T.route)).toEqual(["gateway"]);
+    expect(manifest(rs, "kubernetes:core/v1:Namespace", "ai-gateway").metadata.labels).toEqual({
+      "shared-gateway-access": "true",
+      "app.kubernetes.io/part-of": "app-serving",
+      "app.kubernetes.io/managed-by": "pulumi",
+    });
+  });
+
+  test("a selector that no label of gateway:namespaceLabels can satisfy says its owner must change it", async () => {
+    const other = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: ["apps"] }] } } } };
+    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toContain(
+      "is not one of them, and no labels gateway:namespaceLabels may set would make it one: its owner must change the selector",
+    );
+  });
+
+  const failing = async (e: unknown, listeners: unknown[], gatewayClassName?: string, controllerName?: string) => {
+    const err = await failureOf(run(exposure(e), { existingObjects: sharedGateway(listeners, gatewayClassName, controllerName) }));
     expect(err).toBeDefined();
     return (err as Error).message;
   };
@@ -217,7 +245,9 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
 
   test("a selector that does not match, a listener that is not there, and the redirect on an HTTPS listener each fail", async () => {
     const other = { ...HTTPS_ALL, allowedRoutes: { namespaces: { from: "Selector", selector: { matchLabels: { team: "web" } } } } };
-    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toMatch(/admits routes from the namespaces its selector matches .* and namespace ai-gateway .* is not one of them/);
+    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [other])).toMatch(
+      /admits routes from the namespaces its selector matches .* and namespace ai-gateway .* is not one of them: give it the labels \{"team":"web"\} with gateway:namespaceLabels/,
+    );
     const message = await failing({ existingGateway: { ...ATTACH, httpsListener: "tls", httpListener: "https" }, hostnames: ["llm.example.com"] }, [HTTPS_ALL]);
     expect(message).toContain('gateway:exposure [existingGateway.httpsListener]: Gateway gateways/public has no listener "tls" (its listeners: https)');
     expect(message).toContain('gateway:exposure [existingGateway.httpListener]: listener "https" (HTTPS 443) of Gateway gateways/public is not a plain-HTTP listener');
@@ -229,18 +259,89 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
     );
   });
 
-  test("host names the listener is not for fail; a GKE Gateway refuses route timeouts", async () => {
+  test("host names the listener is not for fail", async () => {
     expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, hostnames: ["llm.example.org"] }, [HTTPS_ALL])).toContain(
       "is for host *.example.com, which none of gateway:exposure hostnames (llm.example.org) matches",
     );
-    expect(await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, requestTimeout: "0s" }, [HTTPS_ALL], "gke-l7-global-external-managed")).toContain(
-      "gateway:exposure [requestTimeout]: Gateway gateways/public is of class gke-l7-global-external-managed: GKE's Gateway controller refuses every HTTPRoute that sets timeouts",
+  });
+
+  test("with a request timeout the Gateway's class is read too; GKE's, known by its controller, refuses route timeouts", async () => {
+    const e = { existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, requestTimeout: "0s" };
+    expect(await failing(e, [HTTPS_ALL], "external", GKE)).toContain(
+      `gateway:exposure [requestTimeout]: Gateway gateways/public is of GatewayClass external, served by GKE (${GKE}): GKE's Gateway controller refuses every HTTPRoute that sets timeouts`,
     );
+    const rs = await run(exposure(e), { existingObjects: sharedGateway([HTTPS_ALL], "gke-l7-lookalike") });
+    expect(named(rs, T.gatewayClass, "gateway:exposure.existingGateway:GatewayClass/gke-l7-lookalike").read).toBe(true);
+    expect(declared(rs, T.route)).toEqual(["gateway"]);
+    // Without a request timeout the class does not matter, and is not read.
+    const untimed = await run(exposure({ ...e, requestTimeout: undefined }), { existingObjects: sharedGateway([HTTPS_ALL]) });
+    expect(untimed.filter((r) => r.type === T.gatewayClass)).toEqual([]);
+  });
+
+  test("a failing check registers no route, also in an update without a preview (pulumi up --skip-preview)", async () => {
+    const registered: ResourceRecord[] = [];
+    const http = { ...HTTP_ALL, name: "https" };
+    const err = await failureOf(run(exposure({ existingGateway: ATTACH, hostnames: ["llm.example.com"] }), { existingObjects: sharedGateway([http, HTTP_ALL]), registered }));
+    expect((err as Error).message).toContain('gateway:exposure [existingGateway.httpsListener]: listener "https" (HTTP 80) of Gateway gateways/public does not terminate TLS');
+    // The run got as far as the read and the gateway's own objects; no route reached the engine.
+    expect(registered.map((r) => r.name)).toEqual(expect.arrayContaining(["gateway:exposure.existingGateway:gateways/public", "gateway"]));
+    expect(registered.filter((r) => r.type === T.route)).toEqual([]);
+  });
+
+  test("a Gateway the cluster returns malformed fails the preview naming it and the fields", async () => {
+    const message = await failing({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }, [{ port: 443, allowedRoutes: { namespaces: { from: "Everyone" } } }]);
+    expect(message).toContain("gateway:exposure [existingGateway]: Gateway gateways/public, as read from the cluster, is not a Gateway the preview can check: spec.listeners.0.name: ");
+    expect(message).toContain("; spec.listeners.0.allowedRoutes.namespaces.from: ");
   });
 
   test("a Gateway that does not exist fails the preview naming the key", async () => {
     const err = await failureOf(run(exposure({ existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" } }), { absentObjects: ["gateways/public"] }));
     expect((err as Error).message).toContain("(gateway:exposure.existingGateway:gateways/public): Preview failed: resource 'gateways/public' does not exist");
+  });
+});
+
+describe("the classes named are read at preview, and known by their controller", () => {
+  const own = (className: string, extra: object = {}) => exposure({ ownGateway: { className }, hostnames: ["llm.example.com"], tls: { secretName: "llm-tls" }, ...extra });
+  const nginx = (controller: string) => exposure({ ingress: { className: "nginx", controller }, hostnames: ["llm.example.com"], tls: { secretName: "llm-tls" } });
+
+  test("the own Gateway's GatewayClass: read after its CRD, before the Gateway; a missing one fails naming the key", async () => {
+    const rs = await run(own("eg"), { existingObjects: gatewayClass("eg", ENVOY_GATEWAY) });
+    const read = named(rs, T.gatewayClass, "gateway:exposure.ownGateway.className:GatewayClass/eg");
+    expect(read.read).toBe(true);
+    expect(read.dependsOn).toContain("cluster:crds.gatewayApi:gatewayclasses.gateway.networking.k8s.io");
+    expect(named(rs, T.gateway, "gateway-public").dependsOn).toContain(read.name);
+    const err = await failureOf(run(own("eg"), { absentObjects: ["eg"] }));
+    expect((err as Error).message).toContain("(gateway:exposure.ownGateway.className:GatewayClass/eg): Preview failed: resource 'eg' does not exist");
+  });
+
+  test("a GKE class, whatever its name, refuses a request timeout; a class named like GKE's but of another controller does not", async () => {
+    const err = await failureOf(run(own("external", { requestTimeout: "0s" }), { existingObjects: gatewayClass("external", GKE) }));
+    expect((err as Error).message).toContain(`gateway:exposure [requestTimeout]: Gateway gateway-public is of GatewayClass external, served by GKE (${GKE}): GKE's Gateway controller refuses`);
+    const rs = await run(own("gke-l7-lookalike", { requestTimeout: "0s" }), { existingObjects: gatewayClass("gke-l7-lookalike", ENVOY_GATEWAY) });
+    expect(manifest(rs, T.route, "gateway").spec.rules[0].timeouts).toEqual({ request: "0s" });
+  });
+
+  test("the IngressClass: read before the Ingress; a missing one fails naming the key", async () => {
+    const rs = await run(nginx("ingress-nginx"), { existingObjects: ingressClass("nginx", "k8s.io/ingress-nginx") });
+    const read = named(rs, T.ingressClass, "gateway:exposure.ingress.className:IngressClass/nginx");
+    expect(read.read).toBe(true);
+    expect(named(rs, T.ingress, "gateway").dependsOn).toContain(read.name);
+    const err = await failureOf(run(nginx("ingress-nginx"), { absentObjects: ["nginx"] }));
+    expect((err as Error).message).toContain("(gateway:exposure.ingress.className:IngressClass/nginx): Preview failed: resource 'nginx' does not exist");
+  });
+
+  test("controller ingress-nginx on another controller's class fails, and so does other on ingress-nginx's (its 1m body limit would stay)", async () => {
+    const traefik = await failureOf(run(nginx("ingress-nginx"), { existingObjects: ingressClass("nginx", "traefik.io/ingress-controller") }));
+    expect((traefik as Error).message).toContain(
+      "gateway:exposure [ingress.controller]: ingress-nginx, but IngressClass nginx is for controller traefik.io/ingress-controller, not k8s.io/ingress-nginx",
+    );
+    const other = await failureOf(run(nginx("other"), { existingObjects: ingressClass("nginx", "k8s.io/ingress-nginx") }));
+    expect((other as Error).message).toContain("gateway:exposure [ingress.controller]: other, but IngressClass nginx is ingress-nginx's (k8s.io/ingress-nginx)");
+  });
+
+  test("a class the cluster returns malformed fails naming it", async () => {
+    const err = await failureOf(run(own("eg"), { existingObjects: { eg: { spec: { parametersRef: { name: "x" } } } } }));
+    expect((err as Error).message).toContain("gateway:exposure [ownGateway.className]: GatewayClass eg, as read from the cluster, is not one the preview can check: spec.controllerName: ");
   });
 });
 
@@ -332,11 +433,21 @@ describe("bad configuration fails the preview with a message naming the key", ()
     [{ existingGateway: { name: "public" }, httpsRedirect: true }, "gateway:exposure [httpsRedirect]: with existingGateway, needs existingGateway.httpListener"],
     [{ existingGateway: { name: "public", httpsListener: "web", httpListener: "web" } }, "gateway:exposure [existingGateway.httpListener]: must differ from httpsListener"],
     [{ existingGateway: { name: "public", httpsListener: "https", httpListener: "http" } }, "gateway:exposure [hostnames]: required with existingGateway.httpListener"],
-    [{ ownGateway: { className: "gke-l7-global-external-managed" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: GKE's Gateway controller refuses every HTTPRoute that sets timeouts"],
     [{ ingress: { className: "traefik", controller: "other" }, hostnames: ["a.example.com"], tls: { secretName: "x" }, requestTimeout: "0s" }, "gateway:exposure [requestTimeout]: has no portable form on an Ingress"],
     [{ ownGateway: { className: "eg" }, hostnames: ["LLM.example.com"], tls: { secretName: "x" } }, "gateway:exposure [hostnames.0]: must be a hostname such as api.example.com"],
   ])("%j", async (e, expected) => {
     expect(await problems(exposure(e))).toContain(expected);
+  });
+
+  test("a gateway:env value the gateway would refuse fails the preview naming the variable, also where the Ingress annotations read it", async () => {
+    const ingress = exposure({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "x" } });
+    expect(await problems({ ...ingress, "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "lots" }) })).toMatch(/gateway:env \[GATEWAY_BODY_LIMIT_BYTES\]: .*number/);
+  });
+
+  test("gateway:namespaceLabels may not set the labels the stack or the API server sets", async () => {
+    expect(await problems({ "gateway:namespaceLabels": JSON.stringify({ "kubernetes.io/metadata.name": "x", team: "llm" }) })).toContain(
+      "gateway:namespaceLabels [kubernetes.io/metadata.name]: is set by the stack or the API server: remove it",
+    );
   });
 
   test("with gateway:ingressNamespaces, the proxy's namespace is required", async () => {

@@ -8,9 +8,10 @@ import { NAMESPACE as MONITORING_NAMESPACE } from "../infra/monitoring/constants
 import type { Cluster } from "../infra/platform/cluster";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
-import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig, NAMESPACE_NAME_LABEL, PART_OF } from "../infra/gateway";
+import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig } from "../infra/gateway";
 import { aliasProblems, withAliases } from "../infra/gateway/config";
 import { externalUrl } from "../infra/gateway/exposure";
+import { gatewayNamespaceLabels, storedNamespaceLabels } from "../infra/gateway/labels";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
 
 /** What the serving part (of this program or of another stack) hands the gateway. */
@@ -107,11 +108,6 @@ export interface GatewayDeployment {
   readonly digestKey: pulumi.Input<string>;
 }
 
-/** Labels of the gateway namespace. */
-export function gatewayNamespaceLabels(): Record<string, string> {
-  return { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" };
-}
-
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const { cfg } = d.plan;
   const supply = supplyOf(d.plan.source, d.upstreamApiKey);
@@ -119,7 +115,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const catalog = pulumi.output(supply.catalog).apply((c) => withAliases(c, cfg.aliases));
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
-    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels() } },
+    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels(cfg.namespaceLabels) } },
     { ...RETAIN, provider: d.cluster.provider },
   );
   const gateway = new Gateway(
@@ -134,8 +130,11 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       upstreamApiKey: supply.upstreamApiKey,
       clusterDomain: d.cluster.domain,
       dns: d.cluster.dns,
-      // As the API server stores them: it adds the name label to every namespace.
-      namespaceLabels: { ...gatewayNamespaceLabels(), [NAMESPACE_NAME_LABEL]: cfg.namespace },
+      // What an existing Gateway's allowedRoutes selector is checked against: the labels this update gives the
+      // namespace, not the live Namespace's. On the first `pulumi up` the namespace does not exist yet (a read would
+      // fail), and on later ones a read would see the labels of the previous update, missing a label added to
+      // gateway:namespaceLabels in this one. Labels set outside the stack are not seen: they belong in that key.
+      namespaceLabels: storedNamespaceLabels(cfg.namespace, cfg.namespaceLabels),
       gatewayApiReady: d.crds.gatewayApi,
       certManagerReady: d.crds.certManager,
       fixedUserIds: d.cluster.fixedUserIds,

@@ -9,7 +9,7 @@ import { missingChartArchives } from "../infra/platform/charts";
 import { createCluster } from "../infra/platform/cluster";
 import { CLUSTER_NAMESPACE, type ClusterConfig, loadClusterConfig, loadClusterSecrets, QUALIFIED_CLUSTER_SECRET_KEYS } from "../infra/platform/cluster-config";
 import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/config";
-import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, GATEWAY_CRD, REQUIRED_CRDS } from "../infra/platform/crds";
+import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, GATEWAY_CRDS, REQUIRED_CRDS } from "../infra/platform/crds";
 import { createDigestKey } from "../infra/platform/secret-digest";
 import { CONFIG_NAMESPACE as SERVING, loadServingConfig, loadServingSecrets, QUALIFIED_SECRET_KEYS as SERVING_SECRETS } from "../infra/serving";
 import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
@@ -102,13 +102,13 @@ export function crdRequests(cluster: ClusterConfig, serving?: ServingPlan, gatew
     };
   }
   const exposure = gateway?.exposure;
-  // An own Gateway is declared, an existing one read: either way the Gateway kind must exist beside HTTPRoute.
+  // An own Gateway is declared, an existing one read, and a GatewayClass read: those kinds must exist beside HTTPRoute.
   const gatewayKind = exposure?.ownGateway !== undefined || exposure?.existingGateway !== undefined;
   if (needs.gatewayApi || gatewayKind) {
     args.gatewayApi = {
       mode: cluster.crds.gatewayApi,
       source: cluster.crdSources.gatewayApi ?? defaultCrdSource("gatewayApi", cluster.gatewayApiVersion),
-      names: [...REQUIRED_CRDS.gatewayApi, ...(gatewayKind ? [GATEWAY_CRD] : [])],
+      names: [...REQUIRED_CRDS.gatewayApi, ...(gatewayKind ? GATEWAY_CRDS : [])],
     };
   }
   if (exposure?.tls?.issuer) args.certManager = { mode: cluster.crds.certManager, names: REQUIRED_CRDS.certManager };

@@ -148,12 +148,39 @@ describe("gateway config", () => {
     expect(lines.some((l) => l.includes("GATEWAY_BODY_LIMIT_BYTES"))).toBe(false);
   });
 
+  test("gateway:env values are checked by the gateway process's own settings schema, naming the variable", () => {
+    const lines = problems(() =>
+      parse({ "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "lots", GATEWAY_REDIS_FAILURE_MODE: "sometimes" }) }),
+    );
+    expect(lines).toHaveLength(2);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        "gateway:env [GATEWAY_BODY_LIMIT_BYTES]: Invalid input: expected number, received NaN",
+        expect.stringMatching(/^gateway:env \[GATEWAY_REDIS_FAILURE_MODE\]: .*"open"/),
+      ]),
+    );
+    // The rules across settings too: a per-key body budget below the body limit.
+    expect(problems(() => parse({ "gateway:env": JSON.stringify({ GATEWAY_BODY_MEMORY_PER_KEY_BYTES: "1024" }) }))).toEqual([
+      "gateway:env [GATEWAY_BODY_MEMORY_PER_KEY_BYTES]: must be at least the body limit (4194304)",
+    ]);
+    expect(parse({ "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "8388608", GATEWAY_BODY_MEMORY_PER_KEY_BYTES: "16777216" }) }).env).toMatchObject({ GATEWAY_BODY_LIMIT_BYTES: "8388608" });
+  });
+
   test.each([
-    ["registry.example.com/gw:latest", "must be pinned"],
-    ["registry.example.com/gw", "must be pinned"],
-    ["Registry/GW:1", "image reference"],
+    ["registry.example.com/gw:latest", "gateway:image: must be pinned"],
+    ["registry.example.com/gw", "gateway:image: must be an image reference with a tag or a digest"],
+    ["Registry/GW:1", "gateway:image: must be an image reference"],
+    ["registry.example.com//gw:1", "gateway:image: must be an image reference"],
   ])("image %s is refused (%s)", (image, message) => {
     expect(problems(() => parse({ "gateway:image": image }))).toContainEqual(expect.stringContaining(message));
+  });
+
+  test("gateway:image and gateway:redisImage follow the one image-reference rule, pinned", () => {
+    // The distribution grammar: a registry port, and a tag with capitals, are references.
+    expect(parse({ "gateway:image": "registry.internal:5000/ai/gateway:V0.1.0" }).image).toBe("registry.internal:5000/ai/gateway:V0.1.0");
+    const lines = problems(() => parse({ "gateway:redisImage": "docker.io/valkey/valkey:latest", "gateway:redis": "deploy" }));
+    expect(lines).toContain("gateway:redisImage: must be pinned: a tag other than latest, or a digest");
+    expect(problems(() => parse({ "gateway:redisImage": "valkey..io/valkey:8" }))).toContainEqual(expect.stringMatching(/^gateway:redisImage: must be an image reference/));
   });
 
   test("a digest pins an image", () => {

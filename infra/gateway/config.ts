@@ -4,12 +4,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
-import { CorsOriginSchema, OtlpEndpointSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
+import { CorsOriginSchema, OtlpEndpointSchema, parseSettingsEnv, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
-import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, port, quantity } from "../platform/schema-rules";
+import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, pinnedImage, port, quantity } from "../platform/schema-rules";
 import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
+import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
 
 export const CONFIG_NAMESPACE = "gateway";
@@ -22,7 +23,7 @@ export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "namespaceLabels", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
 
 /**
  * Variables the component sets itself, with where each value comes from (docs/configuration.md shows it beside each
@@ -50,11 +51,6 @@ export const STACK_SET_ENV: Readonly<Record<string, string>> = {
 export const MANAGED_ENV: ReadonlySet<string> = new Set(Object.keys(STACK_SET_ENV));
 const SETTABLE_ENV = Object.values(SETTINGS_ENV).filter((v) => !MANAGED_ENV.has(v));
 
-/** A pinned image: a tag other than `latest`, or a digest (rollouts and rollbacks must mean something). */
-const image = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9._\-/:]*[a-z0-9](@sha256:[0-9a-f]{64})?$/, "must be an image reference such as registry.example.com/ai-platform/gateway:0.1.0")
-  .refine((ref) => /@sha256:/.test(ref) || (/:[\w][\w.-]{0,127}$/.test(ref.slice(ref.lastIndexOf("/") + 1)) && !/:latest$/.test(ref)), "must be pinned: a tag other than latest, or a digest");
 const cpuMemory = z.strictObject({ cpu: quantity.optional(), memory: quantity.optional() });
 const positiveInt = z.number().int().positive();
 
@@ -73,10 +69,21 @@ export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
 export const gatewaySchema = z
   .strictObject({
-    image: image.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
+    image: pinnedImage.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
     imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
     imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
     namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
+    namespaceLabels: labelMap
+      .superRefine((labels, ctx) => {
+        for (const key of FIXED_NAMESPACE_LABEL_KEYS.filter((k) => k in labels)) ctx.addIssue({ code: "custom", path: [key], message: "is set by the stack or the API server: remove it" });
+      })
+      .default({})
+      .meta(
+        doc(
+          "Further labels of the gateway namespace, such as those a shared Gateway's `allowedRoutes` selector asks for ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
+          { "shared-gateway-access": "true" },
+        ),
+      ),
     servingNamespace: dnsLabel
       .optional()
       .meta(doc("Namespace of the model servers (or pool mode's inference gateway), always allowed by the NetworkPolicy; default: the serving part's, else app-serving.", "app-serving")),
@@ -156,7 +163,7 @@ export const gatewaySchema = z
       .min(1)
       .optional()
       .meta(doc("Standalone gateway only (`catalog`): the key its model servers require (refused with a serving part, whose key is used). Changing it rolls the gateway.")),
-    redisImage: image.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
+    redisImage: pinnedImage.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
     redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
     redisEgress: z
       .union([
@@ -266,6 +273,8 @@ export interface GatewayConfig {
   readonly imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   readonly imagePullSecrets: readonly string[];
   readonly namespace: string;
+  /** `gateway:namespaceLabels`: set on the gateway namespace beside the stack's own. */
+  readonly namespaceLabels: Readonly<Record<string, string>>;
   /** Undefined when not configured: the serving part of the program (or the default) decides. */
   readonly servingNamespace?: string;
   readonly replicas: number;
@@ -302,6 +311,17 @@ export function catalogProblems(catalog: unknown, key = "catalog"): string[] {
   return issuesToLines(CONFIG_NAMESPACE, parsed.error.issues.map((i) => ({ ...i, path: [key, ...i.path] })));
 }
 
+/**
+ * `gateway:env [GATEWAY_BODY_LIMIT_BYTES]: …` lines for values the gateway process would refuse at start (its pods
+ * would crash-loop), by the process's own settings schema. Variables the stack may not set are the key schema's to
+ * refuse; here they are left out.
+ */
+export function envProblems(env: unknown): string[] {
+  if (typeof env !== "object" || env === null || Array.isArray(env)) return [];
+  const settable = Object.fromEntries(Object.entries(env).filter(([name, value]) => SETTABLE_ENV.includes(name) && typeof value === "string"));
+  return (parseSettingsEnv(settable).problems ?? []).map((p) => `${CONFIG_NAMESPACE}:env [${p.variable}]: ${p.message}`);
+}
+
 /** The catalog with `gateway:aliases` added (after any the catalog itself declares). */
 export function withAliases(catalog: CatalogInput, aliases: readonly CatalogAlias[]): CatalogInput {
   return aliases.length === 0 ? catalog : { ...catalog, aliases: [...(catalog.aliases ?? []), ...aliases] };
@@ -331,6 +351,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
   const parsed = gatewaySchema.safeParse(input);
   const problems = [...(migration ? [migration] : []), ...(parsed.success ? [] : issuesToLines(CONFIG_NAMESPACE, parsed.error.issues))];
   if (input.catalog !== undefined) problems.push(...catalogProblems(input.catalog));
+  problems.push(...envProblems(input.env));
   problems.push(...checkLabelDomain(labelDomain));
   if (!parsed.success || problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, [...new Set(problems)]);
 
@@ -341,6 +362,7 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     imagePullPolicy: c.imagePullPolicy,
     imagePullSecrets: c.imagePullSecrets ?? [],
     namespace: c.namespace,
+    namespaceLabels: c.namespaceLabels,
     servingNamespace: c.servingNamespace,
     replicas: c.replicas,
     maxReplicas: c.maxReplicas,

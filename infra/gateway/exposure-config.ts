@@ -7,11 +7,6 @@ import { cidr, dnsLabel, dnsSubdomain, gatewayDuration as duration, labelKey, la
 /** A host name as Gateway API and Ingress take it: lowercase DNS name, optionally a leading `*.`. */
 export const hostname = z.string().max(253).regex(/^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/, "must be a hostname such as api.example.com");
 
-/** GKE's Gateway classes: their controller refuses routes that set `timeouts` (Accepted False, UnsupportedValue). */
-export const GKE_CLASS_PATTERN = /^gke-l7-/;
-export const GKE_TIMEOUT_MESSAGE =
-  "GKE's Gateway controller refuses every HTTPRoute that sets timeouts (Accepted: False, UnsupportedValue): remove requestTimeout and raise the load balancer's backend timeout with a GCPBackendPolicy (docs/exposure.md)";
-
 /** The Secret the Certificate writes, and the listeners or the Ingress read, when `tls.secretName` is not given. */
 export const DEFAULT_TLS_SECRET = "gateway-tls";
 
@@ -126,7 +121,6 @@ export const exposureSchema = z
       if (!e.tls || (e.tls.secretName === undefined && e.tls.issuer === undefined)) {
         issue(["tls"], "required: secretName (a kubernetes.io/tls Secret in the gateway namespace) or issuer (a cert-manager Certificate)");
       }
-      if (e.ownGateway && e.requestTimeout !== undefined && GKE_CLASS_PATTERN.test(e.ownGateway.className)) issue(["requestTimeout"], GKE_TIMEOUT_MESSAGE);
       if (e.ingress?.controller === "other" && e.requestTimeout !== undefined) {
         issue(["requestTimeout"], "has no portable form on an Ingress: set your controller's own timeout (docs/exposure.md), or controller ingress-nginx");
       }

@@ -1,12 +1,14 @@
 // The objects `gateway:exposure` declares, children of the gateway component: the routes (and the platform's own
 // Gateway), or the Ingress; the Certificate when an issuer is named. What they need from the cluster is read first,
-// so a preview fails naming the key: the existing Gateway (its listeners are checked), the issuer.
+// so a preview fails naming the key: the existing Gateway (its listeners are checked), the GatewayClass or the
+// IngressClass (by their controller), the issuer.
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { checkClusterValue } from "../platform/cluster-checks";
+import { checkClusterValue, whenClusterChecksPass } from "../platform/cluster-checks";
 import type { ExposureSettings } from "./exposure-config";
 import { apiRouteSpec, certificateSpec, EXPOSURE_NAMES, ingressAnnotations, ingressSpec, ownGatewaySpec, redirectRouteSpec } from "./exposure";
-import { attachmentProblems, type GatewayView } from "./listener-check";
+import { type GatewayClassUse, gatewayClassProblems, ingressClassProblems } from "./class-check";
+import { attachmentProblems, parseExistingGateway } from "./listener-check";
 
 export interface ExposureArgs {
   readonly exposure: ExposureSettings;
@@ -33,8 +35,12 @@ export function existingGatewayReadName(namespace: string, name: string): string
 export function issuerReadName(kind: string, name: string): string {
   return `gateway:exposure.tls.issuer:${kind}/${name}`;
 }
+/** The class read for `key` (`ownGateway.className`, `ingress.className`, or `existingGateway` for its Gateway's). */
+export function classReadName(key: string, kind: "GatewayClass" | "IngressClass", name: string): string {
+  return `gateway:exposure.${key}:${kind}/${name}`;
+}
 
-/** Declares the exposure; returns what clients outside the cluster reach. */
+/** Declares the exposure: the reads and their checks now, what routes traffic once the checks have passed. */
 export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void {
   const e = a.exposure;
   const child = { parent };
@@ -49,40 +55,50 @@ export function declareExposure(parent: pulumi.Resource, a: ExposureArgs): void 
   const certificate = e.tls?.issuer ? declareCertificate(parent, a, meta) : undefined;
   const tlsDeps = certificate ? [certificate] : [];
 
+  // What routes traffic to the API is declared only once what was read has passed its checks: with
+  // `pulumi up --skip-preview` (or the Automation API) a route that waited for the read alone would be created while
+  // its check was pending (on a plain-HTTP listener, serving API keys without TLS) and stay after it failed.
   if (e.ingress) {
-    new k8s.networking.v1.Ingress(
-      EXPOSURE_NAMES.ingress,
-      { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
-      { ...child, dependsOn: [a.service, ...tlsDeps] },
-    );
+    const ingressClass = checkedIngressClass(parent, e.ingress);
+    whenClusterChecksPass(() => {
+      new k8s.networking.v1.Ingress(
+        EXPOSURE_NAMES.ingress,
+        { metadata: meta(EXPOSURE_NAMES.ingress, ingressAnnotations(e, a.gatewayEnv)), spec: ingressSpec(e) },
+        { ...child, dependsOn: [a.service, ingressClass, ...tlsDeps] },
+      );
+    });
     return;
   }
 
-  const parents: pulumi.Resource[] = [];
-  if (e.ownGateway) {
-    parents.push(
-      new k8s.apiextensions.CustomResource(
-        EXPOSURE_NAMES.ownGateway,
-        { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
-        { ...child, dependsOn: [...a.gatewayApiReady, ...tlsDeps] },
-      ),
-    );
-  } else if (e.existingGateway) {
-    parents.push(checkedExistingGateway(parent, a));
-  }
-
-  new k8s.apiextensions.CustomResource(
-    EXPOSURE_NAMES.route,
-    { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.route), spec: apiRouteSpec(e) },
-    { ...child, dependsOn: [...routeDeps, ...parents] },
-  );
-  if (apiRouteSpec(e).parentRefs.length > 0 && redirectRouteSpec(e).parentRefs.length > 0) {
+  const ownGateway = e.ownGateway;
+  const reads = ownGateway
+    ? [checkedGatewayClass(parent, a, { className: ownGateway.className, key: "ownGateway.className", usedBy: `Gateway ${EXPOSURE_NAMES.ownGateway}`, requestTimeout: e.requestTimeout })]
+    : e.existingGateway
+      ? [checkedExistingGateway(parent, a)]
+      : [];
+  whenClusterChecksPass(() => {
+    const parents = ownGateway
+      ? [
+          new k8s.apiextensions.CustomResource(
+            EXPOSURE_NAMES.ownGateway,
+            { apiVersion: GATEWAY_API_VERSION, kind: "Gateway", metadata: meta(EXPOSURE_NAMES.ownGateway, e.annotations), spec: ownGatewaySpec(e) },
+            { ...child, dependsOn: [...a.gatewayApiReady, ...reads, ...tlsDeps] },
+          ),
+        ]
+      : reads;
     new k8s.apiextensions.CustomResource(
-      EXPOSURE_NAMES.redirect,
-      { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.redirect), spec: redirectRouteSpec(e) },
-      { ...child, dependsOn: [...a.gatewayApiReady, ...parents] },
+      EXPOSURE_NAMES.route,
+      { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.route), spec: apiRouteSpec(e) },
+      { ...child, dependsOn: [...routeDeps, ...parents] },
     );
-  }
+    if (apiRouteSpec(e).parentRefs.length > 0 && redirectRouteSpec(e).parentRefs.length > 0) {
+      new k8s.apiextensions.CustomResource(
+        EXPOSURE_NAMES.redirect,
+        { apiVersion: GATEWAY_API_VERSION, kind: "HTTPRoute", metadata: meta(EXPOSURE_NAMES.redirect), spec: redirectRouteSpec(e) },
+        { ...child, dependsOn: [...a.gatewayApiReady, ...parents] },
+      );
+    }
+  });
 }
 
 /** The issuer is read first (a typo would leave the Certificate pending forever), then the Certificate declared. */
@@ -100,27 +116,52 @@ function declareCertificate(parent: pulumi.Resource, a: ExposureArgs, meta: (nam
   );
 }
 
-/** Reads the Gateway the routes attach to; its listeners are checked once it has answered (platform/cluster-checks). */
+/**
+ * Reads the Gateway the routes attach to; its listeners are checked once it has answered (platform/cluster-checks),
+ * and, with a request timeout, its GatewayClass is read and checked too (the class name is known only then).
+ */
 function checkedExistingGateway(parent: pulumi.Resource, a: ExposureArgs): pulumi.Resource {
   const g = a.exposure.existingGateway;
   if (!g) throw new Error("checkedExistingGateway needs existingGateway");
   const namespace = g.namespace ?? a.namespaceName;
-  const read = readObject<GatewayView>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", `${namespace}/${g.name}`, { parent, dependsOn: [...a.gatewayApiReady] });
-  checkClusterValue(read.spec, (spec) =>
+  const name = `${namespace}/${g.name}`;
+  const read = readObject<unknown>(existingGatewayReadName(namespace, g.name), GATEWAY_API_VERSION, "Gateway", name, { parent, dependsOn: [...a.gatewayApiReady] });
+  checkClusterValue(read.spec, (spec) => {
     // No spec: nothing was read (an offline render); a Gateway the cluster holds always has one.
-    spec === undefined
-      ? []
-      : attachmentProblems(spec, {
-          gateway: `${namespace}/${g.name}`,
-          gatewayNamespace: namespace,
-          routeNamespace: a.namespaceName,
-          routeNamespaceLabels: a.namespaceLabels,
-          httpsListener: g.httpsListener,
-          httpListener: g.httpListener,
-          hostnames: a.exposure.hostnames,
-          requestTimeout: a.exposure.requestTimeout,
-        }),
-  );
+    if (spec === undefined) return [];
+    const parsed = parseExistingGateway(spec, name);
+    if ("problem" in parsed) return [parsed.problem];
+    const { gatewayClassName } = parsed.gateway;
+    if (a.exposure.requestTimeout !== undefined) {
+      checkedGatewayClass(parent, a, { className: gatewayClassName, key: "existingGateway", usedBy: `Gateway ${name}`, requestTimeout: a.exposure.requestTimeout }, [read]);
+    }
+    return attachmentProblems(parsed.gateway, {
+      gateway: name,
+      gatewayNamespace: namespace,
+      routeNamespace: a.namespaceName,
+      routeNamespaceLabels: a.namespaceLabels,
+      httpsListener: g.httpsListener,
+      httpListener: g.httpListener,
+      hostnames: a.exposure.hostnames,
+    });
+  });
+  return read;
+}
+
+/** Reads a GatewayClass (a missing one fails the preview, naming the key) and checks it once it has answered. */
+function checkedGatewayClass(parent: pulumi.Resource, a: ExposureArgs, use: GatewayClassUse, after: pulumi.Resource[] = []): pulumi.Resource {
+  const read = readObject<unknown>(classReadName(use.key, "GatewayClass", use.className), GATEWAY_API_VERSION, "GatewayClass", use.className, {
+    parent,
+    dependsOn: [...a.gatewayApiReady, ...after],
+  });
+  checkClusterValue(read.spec, (spec) => (spec === undefined ? [] : gatewayClassProblems(spec, use)));
+  return read;
+}
+
+/** Reads the IngressClass (a missing one fails the preview, naming the key) and checks its controller against the declared one. */
+function checkedIngressClass(parent: pulumi.Resource, ingress: NonNullable<ExposureSettings["ingress"]>): pulumi.Resource {
+  const read = k8s.networking.v1.IngressClass.get(classReadName("ingress.className", "IngressClass", ingress.className), ingress.className, { parent });
+  checkClusterValue(read.spec as pulumi.Output<unknown>, (spec) => (spec === undefined ? [] : ingressClassProblems(spec, ingress)));
   return read;
 }
 

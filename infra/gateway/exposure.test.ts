@@ -3,7 +3,7 @@
 import { validateAnyObject } from "../platform/crd-validate";
 import { durationSeconds, ingressNginxAnnotations, ownGatewaySpec, redirectRouteSpec } from "./exposure";
 import { exposureSchema } from "./exposure-config";
-import { admissionProblem, hostnamesIntersect, selectorMatches } from "./listener-check";
+import { admissionProblem, hostnamesIntersect, labelsToMatch, selectorMatches } from "./listener-check";
 
 const LABELS = { "kubernetes.io/metadata.name": "ai-gateway", "app.kubernetes.io/part-of": "app-serving" };
 
@@ -16,6 +16,15 @@ describe("Gateway API attachment rules", () => {
     expect(selectorMatches({ matchExpressions: [{ key: "team", operator: "Exists" }] }, LABELS)).toBe(false);
     expect(selectorMatches({ matchExpressions: [{ key: "team", operator: "DoesNotExist" }] }, LABELS)).toBe(true);
     expect(selectorMatches({ matchLabels: { "app.kubernetes.io/part-of": "app-serving" }, matchExpressions: [{ key: "team", operator: "Exists" }] }, LABELS)).toBe(false);
+  });
+
+  test("the labels a selector needs added, unless only removing or a fixed label would do", () => {
+    const fixed = ["kubernetes.io/metadata.name"];
+    expect(labelsToMatch({ matchLabels: { "shared-gateway-access": "true" } }, LABELS, fixed)).toEqual({ "shared-gateway-access": "true" });
+    expect(labelsToMatch({ matchExpressions: [{ key: "team", operator: "In", values: ["llm", "web"] }, { key: "gateways", operator: "Exists" }] }, LABELS, fixed)).toEqual({ team: "llm", gateways: "true" });
+    expect(labelsToMatch({ matchLabels: { "app.kubernetes.io/part-of": "app-serving" } }, LABELS, fixed)).toEqual({});
+    expect(labelsToMatch({ matchExpressions: [{ key: "app.kubernetes.io/part-of", operator: "DoesNotExist" }] }, LABELS, fixed)).toBeUndefined();
+    expect(labelsToMatch({ matchLabels: { "kubernetes.io/metadata.name": "apps" } }, LABELS, fixed)).toBeUndefined();
   });
 
   test("host names: exact, and a wildcard on either side matching one or more labels, never the bare domain", () => {

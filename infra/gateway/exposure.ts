@@ -1,7 +1,7 @@
 // Pure builders of what exposes the API outside the cluster (`gateway:exposure`): the HTTPRoute to the gateway's
 // Service and the one that redirects plain HTTP, the platform's own Gateway, the cert-manager Certificate, the
 // Ingress with its controller's annotations. No Pulumi here.
-import { type GatewaySettingsInput, settingsFromEnv } from "../../gateway/src/config/settings";
+import { settingsFromEnv } from "../../gateway/src/config/settings";
 import { type ExposureSettings, redirects, tlsSecretName } from "./exposure-config";
 import { APP_NAME, PORTS } from "./constants";
 
@@ -150,7 +150,8 @@ export function durationSeconds(d: string): number {
  * stream (the gateway sends `X-Accel-Buffering: no`), and set off here in case the controller's ConfigMap turned it on.
  */
 export function ingressNginxAnnotations(e: ExposureSettings, gatewayEnv: Readonly<Record<string, string>>): Record<string, string> {
-  const settings = settingsFromEnv({ ...gatewayEnv } as NodeJS.ProcessEnv, {} as GatewaySettingsInput);
+  // gateway:env has passed the same schema in parseGatewayConfig: this cannot throw for a parsed configuration.
+  const settings = settingsFromEnv({ ...gatewayEnv });
   const ownBound = Math.ceil(settings.upstreamHeadersTimeoutMs / 1000) + PROXY_MARGIN_SECONDS;
   const requested = e.requestTimeout !== undefined ? durationSeconds(e.requestTimeout) : 0;
   // nginx has no total-request timeout: 0s (or none) means the gateway's own bound plus the margin.

@@ -1,5 +1,5 @@
 // Labels of the gateway's objects and pods.
-import { PLATFORM_NAME, platformLabelKeys, standardLabels } from "../platform/labels";
+import { NAMESPACE_NAME_LABEL, PLATFORM_NAME, platformLabelKeys, standardLabels } from "../platform/labels";
 import { APP_NAME, PART_OF } from "./constants";
 
 /** Selects the gateway pods (Service, PDB, NetworkPolicy, topology spread); never changes once deployed. */
@@ -18,4 +18,20 @@ export function gatewayLabels(labelDomain: string): Record<string, string> {
     "app.kubernetes.io/part-of": PART_OF,
     [platformLabelKeys(labelDomain).platform]: PLATFORM_NAME,
   };
+}
+
+/** Labels of the gateway namespace the stack sets itself. */
+const OWN_NAMESPACE_LABELS: Readonly<Record<string, string>> = { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" };
+
+/** Label keys `gateway:namespaceLabels` may not set: the stack's own, and the name label the API server sets. */
+export const FIXED_NAMESPACE_LABEL_KEYS: readonly string[] = [...Object.keys(OWN_NAMESPACE_LABELS), NAMESPACE_NAME_LABEL];
+
+/** The gateway Namespace's labels as declared: `gateway:namespaceLabels` and the stack's own. */
+export function gatewayNamespaceLabels(extra: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...extra, ...OWN_NAMESPACE_LABELS };
+}
+
+/** The same labels as the cluster will hold them once the stack is applied (the API server adds the name label). */
+export function storedNamespaceLabels(namespace: string, extra: Readonly<Record<string, string>>): Record<string, string> {
+  return { ...gatewayNamespaceLabels(extra), [NAMESPACE_NAME_LABEL]: namespace };
 }

@@ -22,8 +22,8 @@ export const REQUIRED_CRDS: Readonly<Record<CrdSet, readonly string[]>> = {
   certManager: ["certificates.cert-manager.io"],
 };
 
-/** The Gateway CRD, needed beside HTTPRoutes when the platform declares or reads a Gateway. */
-export const GATEWAY_CRD = "gateways.gateway.networking.k8s.io";
+/** The Gateway and GatewayClass CRDs, needed beside HTTPRoutes when the platform declares or reads a Gateway (and reads its class). */
+export const GATEWAY_CRDS = ["gateways.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io"] as const;
 
 /** The release manifest of a set the stack may install (CRDs only: GAIE builds it with `kustomize build config/crd`). */
 export function defaultCrdSource(set: Exclude<CrdSet, "certManager">, version: string): string {

@@ -81,6 +81,8 @@ export interface MockRunOptions {
   readonly existingObjects?: Readonly<Record<string, Record<string, unknown>>>;
   /** Outputs of other stacks, by stack name, for `StackReference`s. */
   readonly stackOutputs?: Readonly<Record<string, Record<string, unknown>>>;
+  /** Also receives every resource as it reaches the engine: what a run that fails registered. */
+  readonly registered?: ResourceRecord[];
 }
 
 export interface MockRunResult<T> {
@@ -176,13 +178,15 @@ export async function runWithMocks<T>(program: () => T | Promise<T>, opts: MockR
   await pulumi.runtime.setMocks(
     {
       newResource(args: pulumi.runtime.MockResourceArgs) {
-        resources.push({
+        const record: ResourceRecord = {
           type: args.type,
           name: args.name,
           inputs: args.inputs,
           custom: args.custom ?? true,
           ...(requests.get(`${args.type}::${args.name}`) ?? { dependsOn: [], retainOnDelete: false, transforms: 0, ignoreChanges: [], read: false }),
-        });
+        };
+        resources.push(record);
+        opts.registered?.push(record);
         if (args.type === "pulumi:pulumi:StackReference") {
           const stack = String(args.inputs.name);
           const outputs = opts.stackOutputs?.[stack];

@@ -63,4 +63,10 @@ export const imageReference = z
   .refine((ref) => {
     const m = IMAGE_REFERENCE.exec(ref);
     return m !== null && (m.groups?.tag !== undefined || m.groups?.digest !== undefined);
-  }, "must be an image reference with a tag or a digest, such as registry.example.com/mirror/aws-cli:2.22.0 or amazon/aws-cli@sha256:<64 hex digits>");
+  }, "must be an image reference with a tag or a digest, such as registry.example.com/team/app:1.2.0 or docker.io/library/app@sha256:<64 hex digits>");
+
+/**
+ * An image reference that names one build: a digest, or a tag other than `latest` (rollouts and rollbacks must mean
+ * something). Composes with `imageReference`, whose message a reference without a tag or digest gets.
+ */
+export const pinnedImage = imageReference.refine((ref) => ref.includes("@") || !ref.endsWith(":latest"), "must be pinned: a tag other than latest, or a digest");

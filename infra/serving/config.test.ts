@@ -102,6 +102,12 @@ describe("serving config", () => {
     expect(JSON.stringify(c)).not.toMatch(/hf_abc|s3cr3t/);
   });
 
+  test("serving:weightsS3.image is an image reference with a tag or a digest, by the rule every image key follows", () => {
+    const s3 = (image: string) => ({ "serving:weightsS3": JSON.stringify({ endpoint: "http://objectstore:9000", accessKeyId: "reader", image }), "serving:weightsS3SecretKey": "s3cr3t" });
+    expect(parse(s3("registry.internal:5000/mirror/aws-cli:2.27.9")).weightsS3?.image).toBe("registry.internal:5000/mirror/aws-cli:2.27.9");
+    for (const image of ["amazon/aws-cli", "aws cli 2"]) expect(problems(s3(image))).toContain("serving:weightsS3 [image]: must be an image reference with a tag or a digest");
+  });
+
   test("serving:weightsS3.region takes a region name and refuses anything else, naming the key", () => {
     const s3 = (region: string) => ({ "serving:weightsS3": JSON.stringify({ endpoint: "https://s3.eu-west-1.amazonaws.com", accessKeyId: "reader", region }), "serving:weightsS3SecretKey": "s3cr3t" });
     expect(parse(s3("eu-west-1")).weightsS3?.region).toBe("eu-west-1");

@@ -5,7 +5,7 @@ import * as path from "path";
 import { z } from "zod";
 import { type ChartArchiveUse, chartArchivePath, REPO_ROOT } from "../platform/charts";
 import { endpointRegionIssue } from "../platform/s3-endpoint";
-import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, nonEmpty, s3Region } from "../platform/schema-rules";
+import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, imageReference, nonEmpty, s3Region } from "../platform/schema-rules";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_DRAIN_SECONDS, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
@@ -115,7 +115,7 @@ export const servingSchema = z
         endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
         accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
         region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's (matching a regional `endpoint`); S3-compatible stores: as configured.", "eu-west-1")),
-        image: nonEmpty.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI).", DEFAULT_S3_DOWNLOADER_IMAGE)),
+        image: imageReference.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI), by tag or digest.", DEFAULT_S3_DOWNLOADER_IMAGE)),
       })
       .optional()
       .meta(doc("The internal object store that `s3://<bucket>/<prefix>` weights come from ([models.md](models.md#publishing-weights-to-the-internal-registry)).", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),

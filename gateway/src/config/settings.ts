@@ -352,19 +352,34 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   traceSampleRatio: "GATEWAY_TRACE_SAMPLE_RATIO",
 };
 
-export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GatewaySettingsInput = {}): GatewaySettings {
+/** A setting the environment got wrong: the variable, and what is wrong with its value. */
+export interface SettingsProblem {
+  readonly variable: string;
+  readonly message: string;
+}
+
+/** The settings an environment gives (an unset or empty variable takes the default), or why they are invalid. */
+export function parseSettingsEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  overrides: GatewaySettingsInput = {},
+): { readonly settings: GatewaySettings; readonly problems?: undefined } | { readonly settings?: undefined; readonly problems: readonly SettingsProblem[] } {
   const raw: Record<string, unknown> = {};
   for (const [key, name] of Object.entries(SETTINGS_ENV)) {
     const value = env[name];
     if (value !== undefined && value !== "") raw[key] = value;
   }
   const result = GatewaySettingsSchema.safeParse({ ...raw, ...overrides });
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => {
+  if (result.success) return { settings: result.data };
+  return {
+    problems: result.error.issues.map((i) => {
       const key = i.path[0] as keyof GatewaySettings | undefined;
-      return `${key ? SETTINGS_ENV[key] ?? String(key) : "settings"}: ${i.message}`;
-    });
-    throw new Error(`Invalid gateway settings:\n  ${lines.join("\n  ")}`);
-  }
-  return result.data;
+      return { variable: key ? (SETTINGS_ENV[key] ?? String(key)) : "settings", message: i.message };
+    }),
+  };
+}
+
+export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GatewaySettingsInput = {}): GatewaySettings {
+  const { settings, problems } = parseSettingsEnv(env, overrides);
+  if (problems) throw new Error(`Invalid gateway settings:\n  ${problems.map((p) => `${p.variable}: ${p.message}`).join("\n  ")}`);
+  return settings;
 }
