@@ -26,7 +26,8 @@ export function boundStall(res: ServerResponse, ms: number): void {
  * A client that takes nothing for `stallMs` is disconnected.
  */
 export async function writable(res: ServerResponse, stallMs: number): Promise<void> {
-  if (!res.writableNeedDrain || res.destroyed) return;
+  // Nothing buffered is nothing to wait for, whatever the flag says (it can be left set: nodejs/node#60432).
+  if (!res.writableNeedDrain || res.destroyed || res.writableLength === 0) return;
   const ac = new AbortController();
   const timer = setTimeout(() => {
     ac.abort();

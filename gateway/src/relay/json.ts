@@ -160,10 +160,9 @@ async function streamAnswer(
   if (declared !== undefined && !relay.rewriteModel) res.setHeader("content-length", String(declared));
   try {
     for (;;) {
-      // The pieces of one upstream chunk leave in one writev: corked, uncorked at once.
-      res.cork();
-      for (const piece of pending) res.write(piece);
-      res.uncork();
+      // The pieces of one upstream chunk (split around a rewritten `model`) leave as one write. Not cork/uncork:
+      // Node 24.17's ServerResponse can miss the 'drain' after an uncork that flushed (nodejs/node#60432).
+      if (pending.length > 0) res.write(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
       pending = [];
       await writable(res, relay.stallMs);
       // The head is out of the gateway's memory now.
