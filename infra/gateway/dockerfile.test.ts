@@ -65,6 +65,17 @@ describe("gateway/Dockerfile", () => {
     }
   });
 
+  test("its Node is the one engines, CI and the tests agree on: engines' floor, and what .ci/node installs", () => {
+    const version = /^node:(\d+\.\d+\.\d+)-/.exec(baseOf(final))?.[1];
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe(`>=${version}`);
+    // .ci/node reads the same ARG; CI runs everything after it.
+    expect(/^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)/m.exec(fs.readFileSync(path.join(ROOT, "gateway", "Dockerfile"), "utf8"))?.[1]).toBe(version);
+    const ci = fs.readFileSync(path.join(ROOT, ".ci", "run"), "utf8");
+    expect(ci.indexOf('PATH="$(bash .ci/node):$PATH"')).toBeGreaterThan(-1);
+    expect(ci.indexOf('PATH="$(bash .ci/node):$PATH"')).toBeLessThan(ci.indexOf("npm ci"));
+  });
+
   test("the build stage runs the same npm run build:gateway as the tests", () => {
     expect(ops(build, "RUN")).toContain("npm run build:gateway");
   });
