@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
+import type { ApiKeyRecord } from "../context/api-key-record";
 
 /**
  * API keys. The gateway never stores a key: only its SHA-256 digest, next to a name used in logs and metrics.
@@ -27,15 +28,6 @@ export const ApiKeyEntrySchema = z.strictObject({
 export const ApiKeysFileSchema = z.strictObject({ keys: z.array(ApiKeyEntrySchema) });
 
 export type ApiKeyEntry = z.infer<typeof ApiKeyEntrySchema>;
-
-export interface ApiKeyRecord {
-  name: string;
-  models?: ReadonlySet<string>;
-  expiresAt?: Date;
-  rpm?: number;
-  tpm?: number;
-  maxConcurrent?: number;
-}
 
 export function hashApiKey(key: string): string {
   return createHash("sha256").update(key, "utf8").digest("hex");

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from "express";
 import { errors } from "../api/errors";
-import { contextOf, type RequestContext } from "../http/request-context";
+import { contextOf, type RequestContext } from "../context/request-context";
 import { bearerToken, type ApiKeyStore } from "./api-keys";
 
 /** A key restricted to some models does not even learn that the others exist. */

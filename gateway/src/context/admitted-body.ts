@@ -1,5 +1,17 @@
-import type { BudgetLease } from "../../limits/keyed-budget";
-import type { JsonMember } from "./json-members";
+/** A top-level member of a JSON body, located by http/body/json-members.ts's scan. */
+export interface JsonMember {
+  /** The key as JSON text, quotes and escapes included (decoded only when asked). */
+  rawKey: string;
+  /** Byte range of `"key": value`, without the separating comma. */
+  start: number;
+  end: number;
+}
+
+/** The memory a body holds (a lease of limits/keyed-budget.ts): resized to the bytes kept, released once they are let go. */
+export interface BodyLease {
+  resize(bytes: number): void;
+  release(): void;
+}
 
 /** A request body that passed admission: decoded JSON bytes, the parsed value and the memory it holds. */
 export interface AdmittedBody {
@@ -8,5 +20,5 @@ export interface AdmittedBody {
   json: unknown;
   /** Top-level members of `bytes`, for forwarding them unchanged. */
   members: JsonMember[];
-  lease: BudgetLease;
+  lease: BodyLease;
 }

@@ -1,9 +1,8 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiKeyRecord } from "../auth/api-keys";
-import type { LimitTicket } from "../limits/rate-limiter";
+import type { ServerResponse } from "node:http";
 import type { Span } from "@opentelemetry/api";
-import type { AdmittedBody } from "./body/admitted-body";
-import { requestIdFrom } from "./request-id";
+import type { AdmittedBody } from "./admitted-body";
+import type { ApiKeyRecord } from "./api-key-record";
+import type { LimitTicket } from "./limit-ticket";
 
 /** Fields of the one log line written per request; each layer fills in what it learns. */
 export interface RequestLogFields {
@@ -60,9 +59,9 @@ export class RequestContext {
 const CONTEXT = Symbol("requestContext");
 type WithContext = ServerResponse & { [CONTEXT]?: RequestContext };
 
-/** Opens the request's context (the transport layer, first thing). */
-export function openContext(req: IncomingMessage, res: ServerResponse): RequestContext {
-  const ctx = new RequestContext(requestIdFrom(req.headers["x-request-id"]), performance.now());
+/** Opens the request's context (the front layer, first thing). */
+export function openContext(res: ServerResponse, requestId: string): RequestContext {
+  const ctx = new RequestContext(requestId, performance.now());
   (res as WithContext)[CONTEXT] = ctx;
   return ctx;
 }

@@ -2,15 +2,15 @@ import { TextDecoder } from "node:util";
 import type { NextFunction, Request, Response } from "express";
 import { errors } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
+import type { AdmittedBody } from "../context/admitted-body";
+import { contextOf, type RequestContext } from "../context/request-context";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import type { RateLimiter } from "../limits/rate-limiter";
 import { admitKeyLimits, reserveKeyTokens } from "../limits/request-limits";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
-import type { AdmittedBody } from "./body/admitted-body";
 import { scanJson } from "./body/json-members";
 import { declaredLength, readBody } from "./body/read-body";
 import { ClientGone } from "./client-gone";
-import { contextOf, type RequestContext } from "./request-context";
 
 export type AdmissionLimits = Pick<GatewaySettings, "bodyLimitBytes" | "bodyIdleTimeoutMs" | "bodyTimeoutMs" | "maxJsonDepth" | "maxJsonContainers">;
 

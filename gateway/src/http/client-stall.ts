@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import type { ServerResponse } from "node:http";
-import { maybeContextOf } from "./request-context";
+import { maybeContextOf } from "../context/request-context";
 
 /**
  * A client that stops reading must not hold an answer the gateway has finished writing (and the memory it is

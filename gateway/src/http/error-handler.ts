@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import { ApiError, errors } from "../api/errors";
+import { maybeContextOf } from "../context/request-context";
 import type { Logger } from "../observability/logger";
 import { ClientGone } from "./client-gone";
-import { maybeContextOf } from "./request-context";
 import type { UnreadBodies } from "./unread-body";
 import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
 

@@ -1,8 +1,9 @@
 import type { NextFunction, Request, Response } from "express";
+import { openContext } from "../context/request-context";
 import type { Accounting } from "../observability/accounting";
 import type { ProbeState } from "../routes/probes";
 import { boundStall } from "./client-stall";
-import { openContext } from "./request-context";
+import { requestIdFrom } from "./request-id";
 import type { UnreadBodies } from "./unread-body";
 
 export interface FrontOptions {
@@ -22,7 +23,7 @@ export interface FrontOptions {
 export function front(opts: FrontOptions) {
   const { state, unread, accounting, answerStallTimeoutMs } = opts;
   return (req: Request, res: Response, next: NextFunction) => {
-    const ctx = openContext(req, res);
+    const ctx = openContext(res, requestIdFrom(req.headers["x-request-id"]));
     res.setHeader("x-request-id", ctx.requestId);
     // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to a
     // replica that stays (refusing it would drop a request the load balancer already sent here).

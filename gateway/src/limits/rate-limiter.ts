@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { errors, retryAfterHeaders } from "../api/errors";
-import type { ApiKeyRecord } from "../auth/api-keys";
+import type { ApiKeyRecord } from "../context/api-key-record";
+import type { LimitTicket, ReportedUsage } from "../context/limit-ticket";
 import type { Logger } from "../observability/logger";
 import { LocalBuckets, MINUTE_MS, type Buckets, type KeyLimits, type RefusedBy } from "./buckets";
 
@@ -40,13 +41,6 @@ export interface RateLimiterOptions {
   probeIntervalMs?: number;
   /** Whether the shared store was reachable at start. */
   startUp?: boolean;
-}
-
-/** The usage a model server reports. */
-export interface ReportedUsage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
 }
 
 /** `max_tokens` of a legacy completion that sets none. */
@@ -172,7 +166,7 @@ export class RateLimiter {
     const headers = limitHeaders(limits, result, this.windowMs);
     if (!result.allowed) throw this.refusal(key, limits, result.refusedBy ?? "requests", result.waitMs, headers);
     if (limits.maxConcurrent && store === this.shared) this.heldShared.set(slot, key.name);
-    return new LimitTicket(this, key, limits, store, limits.maxConcurrent ? slot : undefined, headers);
+    return new StoreTicket(this, key, limits, store, limits.maxConcurrent ? slot : undefined, headers);
   }
 
   /**
@@ -270,12 +264,13 @@ export class RateLimiter {
 }
 
 /**
- * What one admitted request holds: its slot and, once its body is read, its token reservation. `end()` (the
- * response closed) releases the slot; `settle()` (the handler learned the usage) settles the tokens. A request
- * whose handler never settles (refused by validation, by routing, or failed upstream before answering) is refunded
- * when the response has closed and SETTLE_GRACE_MS passed without a settlement.
+ * What one admitted request holds, in the store (shared or local) that admitted it: its slot and, once its body
+ * is read, its token reservation. `end()` (the response closed) releases the slot; `settle()` (the handler
+ * learned the usage) settles the tokens. A request whose handler never settles (refused by validation, by
+ * routing, or failed upstream before answering) is refunded when the response has closed and SETTLE_GRACE_MS
+ * passed without a settlement.
  */
-export class LimitTicket {
+class StoreTicket implements LimitTicket {
   private reserved = 0;
   private tokenStore: Buckets;
   private settled = false;

@@ -1,7 +1,8 @@
 import type { Response } from "express";
-import type { ApiKeyRecord } from "../auth/api-keys";
-import type { RequestContext } from "../http/request-context";
-import { tokensToReserve, type LimitTicket, type RateLimiter } from "./rate-limiter";
+import type { ApiKeyRecord } from "../context/api-key-record";
+import type { LimitTicket } from "../context/limit-ticket";
+import type { RequestContext } from "../context/request-context";
+import { tokensToReserve, type RateLimiter } from "./rate-limiter";
 
 /**
  * The three points where a request meets its key's limits, each one call from the request path:

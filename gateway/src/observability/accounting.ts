@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { clientText } from "../api/client-text";
-import type { RequestContext } from "../http/request-context";
+import type { RequestContext } from "../context/request-context";
 import type { LogSampler } from "./log-sampler";
 import type { Logger } from "./logger";
 import type { GatewayMetrics } from "./metrics";

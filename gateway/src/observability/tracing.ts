@@ -4,7 +4,7 @@ import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, TracerProvider, type SpanExporter } from "@opentelemetry/sdk-trace";
-import type { RequestContext } from "../http/request-context";
+import type { RequestContext } from "../context/request-context";
 
 /** GenAI operation names (OpenTelemetry semantic conventions, gen_ai.operation.name) by endpoint. */
 const OPERATIONS: Record<string, string> = {

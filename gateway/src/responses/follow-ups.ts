@@ -2,9 +2,9 @@ import { Router, type Request, type RequestHandler, type Response } from "expres
 import { request } from "undici";
 import { errors } from "../api/errors";
 import { callerMayUse } from "../auth/middleware";
+import { contextOf } from "../context/request-context";
 import { responses } from "../endpoints/responses";
 import type { EndpointSpec } from "../endpoints/spec";
-import { contextOf } from "../http/request-context";
 import type { RateLimiter } from "../limits/rate-limiter";
 import { admitKeyLimits } from "../limits/request-limits";
 import { relayAnswer, type RelayOptions } from "../relay";

@@ -1,11 +1,11 @@
 import { Router, type Request, type RequestHandler, type Response } from "express";
 import { ENDPOINTS } from "../endpoints";
 import { errors } from "../api/errors";
+import { contextOf, type RequestContext } from "../context/request-context";
 import { prepareRequest, type PreparedRequest } from "../endpoints/prepare";
 import type { EndpointSpec, Usage } from "../endpoints/spec";
 import { takeAdmittedBody } from "../http/admission";
 import type { RouteChain } from "../http/exact-routes";
-import { contextOf, type RequestContext } from "../http/request-context";
 import { promptEstimate, type RateLimiter } from "../limits/rate-limiter";
 import type { GatewayMetrics } from "../observability/metrics";
 import type { RequestTracing } from "../observability/tracing";

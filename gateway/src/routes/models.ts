@@ -3,7 +3,7 @@ import { errors } from "../api/errors";
 import type { ModelRegistry } from "../upstream/registry";
 import type { ModelPool } from "../upstream/model-pool";
 import { callerMayUse } from "../auth/middleware";
-import { contextOf } from "../http/request-context";
+import { contextOf } from "../context/request-context";
 
 function modelObject(id: string, pool: ModelPool, fallbackCreated: number) {
   return { id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };

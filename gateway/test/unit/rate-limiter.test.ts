@@ -1,5 +1,5 @@
 import pino from "pino";
-import type { ApiKeyRecord } from "../../src/auth/api-keys";
+import type { ApiKeyRecord } from "../../src/context/api-key-record";
 import { ApiError } from "../../src/api/errors";
 import { LocalBuckets, type Buckets } from "../../src/limits/buckets";
 import { RateLimiter, tokensToReserve } from "../../src/limits/rate-limiter";

@@ -1,5 +1,5 @@
 import { Readable } from "node:stream";
-import type { BudgetLease } from "../../limits/keyed-budget";
+import type { BodyLease } from "../../context/admitted-body";
 
 /**
  * The bytes to send upstream, with the memory lease they hold. The bytes are let go, and the lease returned,
@@ -16,7 +16,7 @@ export class HeldBody {
 
   constructor(
     bytes: Buffer,
-    private readonly lease: BudgetLease,
+    private readonly lease: BodyLease,
   ) {
     this.bytes = bytes;
     this.length = bytes.length;

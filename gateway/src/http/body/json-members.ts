@@ -9,13 +9,7 @@
  * invalid JSON it only has to terminate, which a single forward loop does.
  */
 
-export interface JsonMember {
-  /** The key as JSON text, quotes and escapes included (decoded only when asked). */
-  rawKey: string;
-  /** Byte range of `"key": value`, without the separating comma. */
-  start: number;
-  end: number;
-}
+import type { JsonMember } from "../../context/admitted-body";
 
 export interface JsonLimits {
   /** Nesting of objects and arrays. */

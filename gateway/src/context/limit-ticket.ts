@@ -1,0 +1,21 @@
+/** The usage a model server reports. */
+export interface ReportedUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+}
+
+/**
+ * A request's hold on its key's limits across replicas, taken at admission (limits/rate-limiter.ts): a request
+ * and a slot, then the tokens it may use. Settled when its usage is known; ended when its response closes.
+ */
+export interface LimitTicket {
+  /** The x-ratelimit-* headers for the response. */
+  readonly headers: Record<string, string>;
+  /** Reserves `tokens` or throws the 429 envelope; updates `headers`. */
+  reserve(tokens: number): Promise<void>;
+  /** Charges the difference between the reservation and the usage (see limits/rate-limiter.ts for `began`). */
+  settle(usage: ReportedUsage | undefined, began: boolean): Promise<void>;
+  /** The response closed: the slot goes back. */
+  end(): void;
+}
