@@ -9,6 +9,7 @@ import { corsPolicy } from "./http/cors";
 import { errorHandler } from "./http/error-handler";
 import { exactRoutes } from "./http/exact-routes";
 import { front } from "./http/front";
+import { probeRoutes, type ProbeState } from "./http/probes";
 import { UnreadBodies } from "./http/unread-body";
 import type { KeyedBudget } from "./limits/keyed-budget";
 import type { RateLimiter } from "./limits/rate-limiter";
@@ -21,7 +22,6 @@ import type { ResponseIds } from "./responses/response-ids";
 import type { RequestTracing } from "./observability/tracing";
 import { inferenceRoutes } from "./routes/inference";
 import { modelRoutes } from "./routes/models";
-import { probeRoutes, type ProbeState } from "./routes/probes";
 import type { ModelRegistry } from "./upstream/registry";
 
 export interface AppDeps {

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, Response } from "express";
 import { openContext } from "../context/request-context";
 import type { Accounting } from "../observability/accounting";
-import type { ProbeState } from "../routes/probes";
 import { boundStall } from "./client-stall";
+import type { ProbeState } from "./probes";
 import { requestIdFrom } from "./request-id";
 import type { UnreadBodies } from "./unread-body";
 

@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { GatewayMetrics } from "../observability/metrics";
-import { probeAnswer, type ProbeState } from "../routes/probes";
+import { probeAnswer, type ProbeState } from "./probes";
 
 /**
  * The operations listener (GATEWAY_METRICS_PORT): Prometheus metrics and the Kubernetes probes. It is not the

@@ -41,7 +41,7 @@ export function probeAnswer(path: string, state: ProbeState): ProbeAnswer | unde
 
 /**
  * Kubernetes probes on the API listener: unauthenticated, cheap, never logged. The same answers are on the
- * metrics listener (see http/ops-listener.ts), which is where the pod's probes should point: client
+ * metrics listener (see ops-listener.ts), which is where the pod's probes should point: client
  * connections cannot fill it.
  */
 export function probeRoutes(state: ProbeState): Router {
