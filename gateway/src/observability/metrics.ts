@@ -1,5 +1,4 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { ModelRegistry } from "../upstream/registry";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
 
 /** Bucket bounds (seconds) of the inter-token histogram: 1 ms to 1 s. */
@@ -16,6 +15,20 @@ export interface TokenTimingSink {
 export interface ModelMetrics extends TokenTimingSink {
   inFlight: GaugeSeries;
   retried(): void;
+}
+
+/** What the serving gauges read at each scrape: the models and their replicas (upstream/registry.ts). */
+export interface ServingState {
+  all(): readonly { readonly model: { readonly id: string }; readonly isReady: boolean }[];
+  replicas(): readonly ReplicaState[];
+}
+
+export interface ReplicaState {
+  readonly modelId: string;
+  readonly url: string;
+  readonly ready: boolean;
+  readonly inFlight: number;
+  readonly saturated: boolean;
 }
 
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
@@ -175,14 +188,14 @@ export class GatewayMetrics {
     });
   }
 
-  constructor(models: ModelRegistry) {
+  constructor(models: ServingState) {
     collectDefaultMetrics({ register: this.registry });
     // prom-client's summed handle/request/resource gauges end in _total, which Prometheus reserves for
     // counters (promtool rejects them); the per-type gauges they sum stay.
     for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) {
       this.registry.removeSingleMetric(name);
     }
-    const perReplica = (name: string, help: string, value: (r: ReturnType<ModelRegistry["replicas"]>[number]) => number) =>
+    const perReplica = (name: string, help: string, value: (r: ReplicaState) => number) =>
       new Gauge({
         name,
         help,

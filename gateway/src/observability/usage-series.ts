@@ -1,4 +1,3 @@
-import type { ApiKeyEntry } from "../auth/api-keys";
 import type { Catalog } from "../config/catalog";
 import type { GatewayMetrics } from "./metrics";
 
@@ -14,7 +13,7 @@ const ENDPOINTS_BY_CATEGORY: Record<Catalog["models"][number]["category"], reado
  * the traffic that created it loses that traffic (everything between a pod's start or a key's first request and
  * the next scrape): per-key usage reports would come out short. Bounded: keys × the models each may use.
  */
-export function seedUsageSeries(metrics: GatewayMetrics, keys: readonly Pick<ApiKeyEntry, "name" | "models">[], catalog: Catalog): void {
+export function seedUsageSeries(metrics: GatewayMetrics, keys: readonly { name: string; models?: readonly string[] }[], catalog: Catalog): void {
   for (const key of keys) {
     // A key given an alias moves the series of the models the alias stands for.
     const allowed = key.models ? new Set(key.models.flatMap((m) => catalog.aliases?.find((a) => a.id === m)?.models ?? [m])) : undefined;
