@@ -5,7 +5,7 @@ import { ClientGone } from "../http/client-gone";
 import { writable } from "../http/client-stall";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
-import { AnswerScanner, rewriteAnswer } from "../upstream/json-answer";
+import { AnswerScanner, rewriteAnswer } from "./answer-scanner";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
 
 export interface AnswerRelay {

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { AnswerScanner, rewriteAnswer } from "../../src/upstream/json-answer";
+import { AnswerScanner, rewriteAnswer } from "../../src/relay/answer-scanner";
 
 /** Feeds `text` to a scanner in pieces cut at `cuts` (byte offsets), as a socket would deliver it. */
 function scanInPieces(text: string, cuts: number[], opts: ConstructorParameters<typeof AnswerScanner>[0]) {

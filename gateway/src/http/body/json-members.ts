@@ -20,7 +20,7 @@ export interface JsonLimits {
 
 export type JsonScan = { ok: true; members: JsonMember[] } | { ok: false; exceeded: "depth" | "containers" };
 
-/** JSON's structural bytes, all ASCII (also used by the answer scan, upstream/json-answer.ts). */
+/** JSON's structural bytes, all ASCII (also used by the answer scan, relay/answer-scanner.ts). */
 export const QUOTE = 0x22;
 export const BACKSLASH = 0x5c;
 export const COMMA = 0x2c;
