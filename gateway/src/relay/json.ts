@@ -1,12 +1,12 @@
 import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { ApiError, errors } from "../api/errors";
+import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
 import { ClientGone } from "../http/client-gone";
 import { writable } from "../http/client-stall";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
-import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
-import { AnswerScanner, rewriteAnswer } from "./answer-scanner";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
+import { AnswerScanner, rewriteAnswer } from "./answer-scanner";
 
 export interface AnswerRelay {
   res: ServerResponse;
@@ -26,13 +26,8 @@ export interface AnswerRelay {
   clean?(answer: Record<string, unknown>): boolean;
 }
 
-/** Maps a failure while reading the model server's answer to what the client gets (or nothing, if it left). */
-export function readFailure(err: unknown, relay: Pick<AnswerRelay, "modelId" | "signal">): Error {
-  if (err instanceof ApiError || err instanceof ClientGone) return err;
-  if ((err as { code?: string }).code === "UND_ERR_BODY_TIMEOUT") return errors.upstreamTimeout(relay.modelId);
-  if (relay.signal.aborted) return new ClientGone("while the model server was answering");
-  return errors.upstreamFailed(relay.modelId, "the model server closed the connection mid-response");
-}
+/** What every JSON answer is sent as (the value Express's `res.json` would set). */
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * Relays a model server's non-streaming JSON answer (status below 300). A small answer (declared, or found, at
@@ -42,21 +37,18 @@ export function readFailure(err: unknown, relay: Pick<AnswerRelay, "modelId" | "
  * through with backpressure, `model` rewritten in place and `usage` picked up on the way; of it only the part
  * read before it proved large (when its length was not declared) is ever held. Returns the answer's top level
  * (a held answer, parsed) or its captured `usage` member (a passed-through one), for the endpoint's accounting.
+ *
+ * The answer's life, in the order of this module: memory reserved until the response closes, the answer read,
+ * passed through with the scanner if it proves large, or resized to what arrived and sent whole.
  */
 export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: AnswerRelay): Promise<Record<string, unknown>> {
   const declared = Number(upstream.headers["content-length"] ?? NaN);
   const known = Number.isInteger(declared) && declared >= 0;
+  // Declared larger than a held answer may be: passed through from its first byte, nothing reserved.
   if (known && declared > HELD_ANSWER_MAX_BYTES) return streamAnswer(upstream, relay, [], declared);
 
-  const lease = reserve(relay, known ? declared : HELD_ANSWER_MAX_BYTES, upstream);
-  // Held until the client has the answer (or is gone): it is in the gateway's memory until then.
-  relay.res.once("close", () => lease.release());
-  if (relay.res.closed) {
-    // Gone already: 'close' will not come again.
-    lease.release();
-    upstream.body.destroy();
-    throw new ClientGone("before its answer arrived");
-  }
+  const lease = reserveUntilClosed(relay, known ? declared : HELD_ANSWER_MAX_BYTES, upstream);
+  // Read whole, up to what a held answer may be.
   const head: Buffer[] = [];
   let received = 0;
   const body = upstream.body as AsyncIterable<Buffer>;
@@ -68,56 +60,37 @@ export async function relayJsonAnswer(upstream: Dispatcher.ResponseData, relay: 
       head.push(next.value);
       received += next.value.length;
       if (received > HELD_ANSWER_MAX_BYTES) {
-        // Larger than it looked: stream it from here; the head goes first and gives its memory back once sent.
+        // Larger than it looked: passed through from here; the head goes first and gives its memory back once sent.
         return await streamAnswer(upstream, relay, head, undefined, iterator, lease);
       }
     }
   } catch (err) {
     throw readFailure(err, relay);
   }
+  // Held: its memory is what arrived, until the response closes.
   lease.resize(received);
   return sendHeldAnswer(head.length === 1 ? head[0]! : Buffer.concat(head, received), relay);
 }
 
-function reserve(relay: AnswerRelay, bytes: number, upstream: Dispatcher.ResponseData): BudgetLease {
+/**
+ * Memory for the answer from the key's share and the gateway's, before a byte of it is read (or 429 / 503), held
+ * until the response closes: until the client has the answer, or is gone.
+ */
+function reserveUntilClosed(relay: AnswerRelay, bytes: number, upstream: Dispatcher.ResponseData): BudgetLease {
   const lease = relay.budget.reserve(relay.keyName, bytes);
   if (lease === "key" || lease === "gateway") {
     upstream.body.destroy();
     relay.refused(lease === "key" ? "answer_key_memory" : "answer_gateway_memory");
     throw lease === "key" ? errors.inflightBytesExceeded(relay.keyName, relay.budget.perKey, "unread answers") : errors.gatewayOverloaded("answer memory");
   }
+  relay.res.once("close", () => lease.release());
+  if (relay.res.closed) {
+    // Gone already: 'close' will not come again.
+    lease.release();
+    upstream.body.destroy();
+    throw new ClientGone("before its answer arrived");
+  }
   return lease;
-}
-
-/** What every JSON answer is sent as (the value Express's `res.json` would set). */
-const JSON_TYPE = "application/json; charset=utf-8";
-
-/** A small answer, whole: parsed once to check it, then sent as the model server's bytes (`model` rewritten). */
-function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): Record<string, unknown> {
-  let answer: unknown;
-  try {
-    answer = JSON.parse(bytes.toString("utf8"));
-  } catch {
-    answer = undefined;
-  }
-  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
-    throw errors.upstreamFailed(relay.modelId, "the model server sent a body that is not a JSON object");
-  }
-  const { error } = answer as { error?: unknown };
-  // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
-  if (error) throw normalizeUpstreamError(500, { error }, relay.modelId);
-  let out: Buffer;
-  if (relay.clean?.(answer as Record<string, unknown>)) {
-    // Cleaned: the parsed answer is what goes out (`model` rewritten in it).
-    if (relay.rewriteModel) (answer as Record<string, unknown>).model = relay.modelId;
-    out = Buffer.from(JSON.stringify(answer));
-  } else out = relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes;
-  const { res } = relay;
-  res.statusCode = 200;
-  res.setHeader("content-type", JSON_TYPE);
-  res.setHeader("content-length", out.length);
-  res.end(out);
-  return answer as Record<string, unknown>;
 }
 
 /**
@@ -183,4 +156,40 @@ async function streamAnswer(
   if (!scanner.complete) throw errors.upstreamFailed(relay.modelId, "the answer ended before it was complete");
   res.end();
   return { usage: scanner.member("usage") };
+}
+
+/** A small answer, whole: parsed once to check it, then sent as the model server's bytes (`model` rewritten). */
+function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): Record<string, unknown> {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(bytes.toString("utf8"));
+  } catch {
+    answer = undefined;
+  }
+  if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
+    throw errors.upstreamFailed(relay.modelId, "the model server sent a body that is not a JSON object");
+  }
+  const { error } = answer as { error?: unknown };
+  // A 200 carrying an error would make LangChain raise a confusing ValueError; send a real error status.
+  if (error) throw normalizeUpstreamError(500, { error }, relay.modelId);
+  let out: Buffer;
+  if (relay.clean?.(answer as Record<string, unknown>)) {
+    // Cleaned: the parsed answer is what goes out (`model` rewritten in it).
+    if (relay.rewriteModel) (answer as Record<string, unknown>).model = relay.modelId;
+    out = Buffer.from(JSON.stringify(answer));
+  } else out = relay.rewriteModel ? rewriteAnswer(bytes, { model: JSON.stringify(relay.modelId) }) : bytes;
+  const { res } = relay;
+  res.statusCode = 200;
+  res.setHeader("content-type", JSON_TYPE);
+  res.setHeader("content-length", out.length);
+  res.end(out);
+  return answer as Record<string, unknown>;
+}
+
+/** Maps a failure while reading the model server's answer to what the client gets (or nothing, if it left). */
+export function readFailure(err: unknown, relay: Pick<AnswerRelay, "modelId" | "signal">): Error {
+  if (err instanceof ApiError || err instanceof ClientGone) return err;
+  if ((err as { code?: string }).code === "UND_ERR_BODY_TIMEOUT") return errors.upstreamTimeout(relay.modelId);
+  if (relay.signal.aborted) return new ClientGone("while the model server was answering");
+  return errors.upstreamFailed(relay.modelId, "the model server closed the connection mid-response");
 }
