@@ -1,5 +1,5 @@
-/** The usage a model server reports. */
-export interface ReportedUsage {
+/** Token counts as the model servers report them (`usage`). */
+export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
@@ -15,7 +15,7 @@ export interface LimitTicket {
   /** Reserves `tokens` or throws the 429 envelope; updates `headers`. */
   reserve(tokens: number): Promise<void>;
   /** Charges the difference between the reservation and the usage (see limits/rate-limiter.ts for `began`). */
-  settle(usage: ReportedUsage | undefined, began: boolean): Promise<void>;
+  settle(usage: Usage | undefined, began: boolean): Promise<void>;
   /** The response closed: the slot goes back. */
   end(): void;
 }

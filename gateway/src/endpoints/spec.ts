@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { ApiError } from "../api/errors";
 import type { ModelCategory } from "../config/catalog";
+import type { Usage } from "../context/limit-ticket";
 
 /**
  * Which usage a streaming client asked for: none (false), the final usage chunk (true), or also the running usage
@@ -8,12 +9,8 @@ import type { ModelCategory } from "../config/catalog";
  */
 export type UsageWanted = boolean | "every chunk";
 
-/** Token counts as the model servers report them (`usage`). */
-export interface Usage {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-}
+/** Token counts as the model servers report them: one shape, the one the limits settle on. */
+export type { Usage };
 
 /** What the request path needs of every endpoint's request, whatever else its body holds. */
 export interface EndpointRequest {

@@ -86,7 +86,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
       throw new ClientGone("before its request body was read");
     }
 
-    // A slow upload may be preempted to make room for a key holding less (see body-budget.ts).
+    // A slow upload may be preempted to make room for a key holding less (see limits/keyed-budget.ts).
     const preempted = new AbortController();
     reserved.uploading(() => preempted.abort(errors.uploadPreempted()));
     let sent: Buffer;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { errors, retryAfterHeaders } from "../api/errors";
 import type { ApiKeyRecord } from "../context/api-key-record";
-import type { LimitTicket, ReportedUsage } from "../context/limit-ticket";
+import type { LimitTicket, Usage } from "../context/limit-ticket";
 import type { Logger } from "../observability/logger";
 import { LocalBuckets, MINUTE_MS, type Buckets, type KeyLimits, type RefusedBy } from "./buckets";
 
@@ -173,7 +173,7 @@ export class RateLimiter {
    * The response's usage (undefined when the model server reported none) settles the request's token
    * reservation (see request-limits.ts). Never throws: a lost charge must not fail a finished response.
    */
-  async settle(ticket: LimitTicket | undefined, res: { statusCode: number; headersSent: boolean }, usage: ReportedUsage | undefined): Promise<void> {
+  async settle(ticket: LimitTicket | undefined, res: { statusCode: number; headersSent: boolean }, usage: Usage | undefined): Promise<void> {
     await ticket?.settle(usage, res.statusCode === 200 && res.headersSent);
   }
 
@@ -289,11 +289,6 @@ class StoreTicket implements LimitTicket {
     this.tokenStore = store;
   }
 
-  /** Tokens held for this request. */
-  get reservedTokens(): number {
-    return this.reserved;
-  }
-
   /** Reserves `tokens` (capped at the bucket's size) or throws the 429 envelope; updates `headers`. */
   async reserve(tokens: number): Promise<void> {
     const tpm = this.limits.tpm;
@@ -312,7 +307,7 @@ class StoreTicket implements LimitTicket {
    * (status 200) keeps its reservation as its charge (a stream cut before its usage chunk: what it used is
    * unknown), any other is refunded.
    */
-  async settle(usage: ReportedUsage | undefined, began: boolean): Promise<void> {
+  async settle(usage: Usage | undefined, began: boolean): Promise<void> {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
