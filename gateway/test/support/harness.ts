@@ -105,6 +105,10 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
     log: createLogger("info", sink),
   });
   const baseURL = `${gateway.url}/v1`;
+  // The gateway's first health probe can time out on a loaded machine, leaving a replica out until the next
+  // one: tests start once every simulator is seen ready (a deliberately bad extra endpoint is not waited for).
+  const simUrls = new Set(Object.values(sims).flat().map((s) => s.url));
+  await waitFor(() => gateway.registry.replicas().every((r) => !simUrls.has(r.url) || r.ready), 10_000, "the simulators to be ready").catch(() => undefined);
 
   return {
     gateway,
