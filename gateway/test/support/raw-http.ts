@@ -59,3 +59,15 @@ export function closedWithin(socket: Socket, ms: number): Promise<boolean> {
     });
   });
 }
+
+/** Every response the socket gets until the other side closes it, in order. */
+export async function readUntilClosed(socket: Socket): Promise<RawAnswer[]> {
+  const answers: RawAnswer[] = [];
+  for (;;) {
+    try {
+      answers.push(await readResponse(socket));
+    } catch {
+      return answers;
+    }
+  }
+}
