@@ -25,10 +25,11 @@ export function bodyStillArriving(req: IncomingMessage): boolean {
 /**
  * Lingering close: how a connection ends while its client may still be sending. Closing a socket with bytes
  * arriving makes the kernel answer them with a reset, and a client still writing its body then reports EPIPE or
- * ECONNRESET without reading the answer it was sent (undici and the OpenAI SDK do; the SDK re-uploads). So, as
- * nginx's lingering close does, the gateway reads and drops what still arrives, counting bytes and holding none,
- * and closes once the client is done, or at the first bound: `lingerBytes`, `lingerTimeMs`. At most
- * `maxLingeringConnections` linger at once; beyond that a connection closes at once, as without lingering.
+ * ECONNRESET without reading the answer it was sent (undici, Node's http client, Python's http.client; the OpenAI
+ * SDK then re-uploads). So, as nginx's lingering close does, the gateway sends its FIN after the answer, reads and
+ * drops what still arrives, counting bytes and holding none, and closes once the client is done, or at the first
+ * bound: `lingerBytes`, `lingerTimeMs`. At most `maxLingeringConnections` linger at once; beyond that a connection
+ * closes at once, as without lingering.
  *
  * Two cases:
  * - An answer given before the request's body was read (a refusal: 401, 413, 415, 429, 503): the error handler
