@@ -10,7 +10,7 @@ import { errorHandler } from "./http/error-handler";
 import { exactRoutes } from "./http/exact-routes";
 import { front } from "./http/front";
 import { probeRoutes, type ProbeState } from "./http/probes";
-import { UnreadBodies } from "./http/unread-body";
+import type { LingeringClose } from "./http/lingering-close";
 import type { KeyedBudget } from "./limits/keyed-budget";
 import type { RateLimiter } from "./limits/rate-limiter";
 import { Accounting } from "./observability/accounting";
@@ -43,6 +43,8 @@ export interface AppDeps {
   responseIds: ResponseIds;
   /** Traces, when configured. */
   tracing?: RequestTracing;
+  /** How connections close while their client may still be sending (shared with the transport). */
+  lingering: LingeringClose;
 }
 
 /**
@@ -60,7 +62,6 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
 
-  const unread = new UnreadBodies(settings.bodyLimitBytes);
   const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing);
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
@@ -91,7 +92,7 @@ export function createApp(deps: AppDeps): Express {
     [auth],
   );
 
-  app.use(front({ state, unread, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
+  app.use(front({ state, lingering: deps.lingering, accounting, answerStallTimeoutMs: settings.answerStallTimeoutMs }));
   // Browsers' preflights carry no key: answered before authentication, and before the exact-path dispatch.
   const browsers = corsPolicy(settings.corsOrigins, settings.corsMaxAgeSeconds);
   if (browsers) app.use(browsers);
@@ -104,6 +105,6 @@ export function createApp(deps: AppDeps): Express {
   app.use((req, _res) => {
     throw errors.unknownUrl(req.method, req.path);
   });
-  app.use(errorHandler(deps.log, unread));
+  app.use(errorHandler(deps.log));
   return app;
 }

@@ -9,6 +9,7 @@ import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
 import { rssBoundBytes } from "./config/memory-bound";
 import type { GatewaySettings } from "./config/settings";
+import { LingeringClose } from "./http/lingering-close";
 import { createOpsServer } from "./http/ops-listener";
 import type { ProbeState } from "./http/probes";
 import { createTransport } from "./http/transport";
@@ -145,7 +146,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const responseIds = new ResponseIds(await responseIdSecret(settings.responseIdSecret, redis, log));
   const tracing = RequestTracing.create({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio, exporter: opts.traceExporter });
   if (tracing) log.info({ endpoint: settings.otlpTracesEndpoint, sampleRatio: settings.traceSampleRatio }, "traces on");
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds, tracing });
+  const lingering = new LingeringClose(settings, {
+    lingering: (count) => metrics.lingeringConnections.set(count),
+    ended: (outcome) => metrics.lingeringCloses.inc({ outcome }),
+  });
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds, tracing, lingering });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
@@ -155,7 +160,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       // A client that left is not news; a refused one is, within the sampler's budget.
       if (answered && sampler.allow("client errors")) log.info({ code: label, status: answered.status, errorCode: answered.code }, "client error");
     },
-  });
+  }, lingering);
   metrics.observeResources({ openConnections: () => guard.open, bodyMemoryBytes: () => budget.reserved, answerMemoryBytes: () => answerBudget.reserved });
   if (maxConnections < settings.maxConnections) {
     log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");

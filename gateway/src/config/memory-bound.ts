@@ -26,10 +26,15 @@ export const BYTES_PER_REQUEST = 80 * 1024;
  * 1 MiB) is parsed the same way, within this.
  */
 export const PARSE_AMPLIFICATION = 8;
+/**
+ * One connection reading and dropping an unread body (http/lingering-close.ts): the chunk in hand, at most the 64 KiB
+ * a socket read delivers, dropped at once.
+ */
+export const BYTES_PER_LINGERING = 64 * 1024;
 /** V8 collects lazily: garbage between collections (measured up to about 60 MiB over the live set). */
 export const COLLECTION_SLACK_BYTES = 64 * MiB;
 
-export type MemoryBoundSettings = Pick<GatewaySettings, "maxConnections" | "bodyMemoryBytes" | "bodyLimitBytes" | "answerMemoryBytes" | "maxInFlightRequests">;
+export type MemoryBoundSettings = Pick<GatewaySettings, "maxConnections" | "bodyMemoryBytes" | "bodyLimitBytes" | "answerMemoryBytes" | "maxInFlightRequests" | "maxLingeringConnections">;
 
 /** The bound's terms, in bytes, in the order docs/gateway-api.md lists them. */
 export function memoryBoundTerms(s: MemoryBoundSettings): Record<MemoryBoundTerm, number> {
@@ -40,6 +45,7 @@ export function memoryBoundTerms(s: MemoryBoundSettings): Record<MemoryBoundTerm
     answers: s.answerMemoryBytes,
     requestsInProgress: s.maxInFlightRequests * BYTES_PER_REQUEST,
     parsing: PARSE_AMPLIFICATION * s.bodyLimitBytes,
+    lingering: s.maxLingeringConnections * BYTES_PER_LINGERING,
     collectionSlack: COLLECTION_SLACK_BYTES,
   };
 }
@@ -63,6 +69,10 @@ export const MEMORY_BOUND_TERMS = {
   parsing: {
     label: "One body being parsed × 8",
     why: "parsing is synchronous (one at a time); with at most `maxJsonContainers` objects and arrays a parsed body is at most about 6× its text (a held answer, at most 1 MiB, likewise)",
+  },
+  lingering: {
+    label: "Lingering connections × 64 KiB",
+    why: "at most `maxLingeringConnections` read and drop an unread body at once, a socket read (up to 64 KiB) at a time, never held",
   },
   collectionSlack: { label: "Collection slack", why: "V8 collects lazily; measured up to about 60 MiB above the live set" },
 } as const;

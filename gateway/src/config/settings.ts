@@ -59,7 +59,7 @@ const LimitsSchema = {
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   requestTimeoutMs: limit(ms().default(90_000), {
-    description: "Whole request (headers and body) as Node's HTTP server receives it, a backstop over the two timeouts above, also for bodies discarded unread; never the response. Must exceed headersTimeoutMs.",
+    description: "Whole request (headers and body) as Node's HTTP server receives it, a backstop over the two timeouts above; never the response. Must exceed headersTimeoutMs.",
     why: "Headers (10 s) plus body (60 s) plus margin, so it only fires when the finer timeouts could not. Never applies to the response.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
@@ -67,6 +67,21 @@ const LimitsSchema = {
     description: "How long an idle keep-alive connection is kept between requests: longer than load balancers' usual 60 s, so they close first.",
     why: "Longer than the 60 s idle timeout of common load balancers (AWS ALB), so the balancer closes first and never sends into a connection the gateway just closed. Idle connections yield at the connection caps anyway.",
     clientSees: "The idle connection is closed; clients open a new one.",
+  }),
+  lingerTimeMs: limit(ms().default(5_000), {
+    description: "After an answer given before the request body was read (401, 413, 415, 429, 503, …), the longest the gateway reads and drops what the client still sends, so that it can read the answer, before it closes the connection.",
+    why: "nginx lingers up to 5 s between reads (`lingering_timeout`), 30 s in all (`lingering_time`); one total of 5 s is shorter still: a client on 10 Mbit/s sends 6 MB in it, and whatever the client does, its slot among maxLingeringConnections is back within 5 s.",
+    clientSees: "The answer with `connection: close`, then the close; a client still sending after it gets a reset.",
+  }),
+  lingerBytes: limit(count().default(16 * MiB), {
+    description: "The most read and dropped after such an answer (counted, never held). At least bodyLimitBytes.",
+    why: "Four times the body limit: a client over the limit (the 413 case) finishes its body and reads the answer; a client sending without end is cut off after 16 MiB instead of lingerTimeMs.",
+    clientSees: "Beyond it, a reset.",
+  }),
+  maxLingeringConnections: limit(count().default(64), {
+    description: "Connections reading and dropping after such an answer at once.",
+    why: "Each holds one of maxConnections and at most one chunk in memory (64 KiB in the memory bound); 64 cover a burst of refused uploads, and a flood of them cannot hold more while the rest are closed at once.",
+    clientSees: "Beyond it the connection closes right after the answer: a client still sending may get a reset instead (and retry).",
   }),
   maxJsonDepth: limit(z.coerce.number().int().min(8).max(1000).default(128), {
     description: "Nesting depth of a JSON request body (objects and arrays); at most 1,000, so nothing that walks it recursively runs out of stack.",
@@ -290,6 +305,7 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
   if (s.maxInFlightRequests < s.maxInFlightRequestsPerKey) issue("maxInFlightRequests", `must be at least the per-key share (${s.maxInFlightRequestsPerKey})`);
   if (s.answerMemoryBytes < s.answerMemoryPerKeyBytes) issue("answerMemoryBytes", `must be at least the per-key share (${s.answerMemoryPerKeyBytes})`);
   if (s.maxConnectionsPerAddress > s.maxConnections) issue("maxConnectionsPerAddress", `must be at most maxConnections (${s.maxConnections})`);
+  if (s.lingerBytes < s.bodyLimitBytes) issue("lingerBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
   if (s.requestTimeoutMs <= s.headersTimeoutMs) issue("requestTimeoutMs", `must exceed the headers timeout (${s.headersTimeoutMs})`);
 });
 
@@ -333,6 +349,9 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   bodyTimeoutMs: "GATEWAY_BODY_TIMEOUT_MS",
   requestTimeoutMs: "GATEWAY_REQUEST_TIMEOUT_MS",
   keepAliveTimeoutMs: "GATEWAY_KEEPALIVE_TIMEOUT_MS",
+  lingerTimeMs: "GATEWAY_LINGER_TIME_MS",
+  lingerBytes: "GATEWAY_LINGER_BYTES",
+  maxLingeringConnections: "GATEWAY_MAX_LINGERING_CONNECTIONS",
   maxJsonDepth: "GATEWAY_MAX_JSON_DEPTH",
   maxJsonContainers: "GATEWAY_MAX_JSON_CONTAINERS",
   bodyMemoryBytes: "GATEWAY_BODY_MEMORY_BYTES",

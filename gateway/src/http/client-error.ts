@@ -48,6 +48,8 @@ export interface ClientErrorOptions {
   bodyLimitBytes: number;
   /** The response in progress on a socket, if any: once its headers are out, nothing more can be said. */
   responseOf(socket: Socket): ServerResponse | undefined;
+  /** True for a socket already closing by the gateway's choice (lingering): its errors are left to that. */
+  owned(socket: Socket): boolean;
   /** One report per error, already mapped (`undefined`: the client left). */
   report(code: string, answered: ApiError | undefined): void;
 }
@@ -59,6 +61,8 @@ export interface ClientErrorOptions {
  */
 export function clientErrorHandler(opts: ClientErrorOptions) {
   return (err: Error & { code?: string }, socket: Socket) => {
+    // A body cut short at the end of a lingering close, say: the client already has its answer.
+    if (opts.owned(socket)) return;
     const answer = clientErrorFor(err.code, opts.maxHeaderBytes, opts.bodyLimitBytes);
     opts.report(err.code ?? "unknown", answer);
     const res = opts.responseOf(socket);

@@ -17,8 +17,9 @@ export const MAX_PIPELINED_REQUESTS = 16;
 
 export interface ConnectionEvents {
   /**
-   * A connection was closed at once: a new one when every connection at the cap (`total`, `address`) was
-   * busy, or one that pipelined more than MAX_PIPELINED_REQUESTS requests ahead of their answers.
+   * A connection was refused: a new one closed at once when every connection at the cap (`total`, `address`)
+   * was busy, or one that pipelined more than MAX_PIPELINED_REQUESTS requests ahead of their answers, closed
+   * after the answers to those before.
    */
   refused(scope: "total" | "address" | "pipelining"): void;
   /** An idle connection was closed to make room for a new one. */
@@ -36,6 +37,16 @@ interface SocketState {
   entry: AddressEntry;
   /** Requests received whose answer the gateway has not finished writing (more than one when pipelining). */
   pending: number;
+  /** Pipelined past the cap: no more requests; closed once the pending answers are written. */
+  closing: boolean;
+}
+
+/** How a connection pipelining past the cap is closed (lingering-close.ts). */
+export interface PipelineCloser {
+  /** From now on nothing more on `socket` is parsed into a request. */
+  stopRequests(socket: Socket): void;
+  /** Its accepted requests are answered: close it. */
+  closeAfterAnswers(socket: Socket): void;
 }
 
 /**
@@ -63,7 +74,8 @@ export function clientAddress(remote: string | undefined): string {
  * the whole answer is handed to the socket ('prefinish'). After that only the client is waiting (to read it,
  * or to send its next request), so the connection counts as idle, including one that has not completed its
  * first request's headers (bounded by the headers timeout anyway). A client that never reads its answers
- * therefore cannot pin slots, and one pipelining more than MAX_PIPELINED_REQUESTS requests is closed.
+ * therefore cannot pin slots. A connection pipelining more than MAX_PIPELINED_REQUESTS requests gets the
+ * answers to the requests before the one past the cap, in order, and is then closed; the rest are never handled.
  */
 export class ConnectionGuard {
   private total = 0;
@@ -76,7 +88,8 @@ export class ConnectionGuard {
 
   constructor(
     private readonly limits: ConnectionLimits,
-    private readonly events: ConnectionEvents = { refused: () => undefined, evicted: () => undefined },
+    private readonly events: ConnectionEvents,
+    private readonly pipelines: PipelineCloser,
   ) {}
 
   get open(): number {
@@ -107,7 +120,7 @@ export class ConnectionGuard {
     if (!entry) this.byAddress.set(address, (entry = { address, count: 0, idle: new Set() }));
     entry.count++;
     this.total++;
-    const state: SocketState = { entry, pending: 0 };
+    const state: SocketState = { entry, pending: 0, closing: false };
     this.states.set(socket, state);
     this.markIdle(socket, entry);
     socket.once("close", () => {
@@ -115,24 +128,34 @@ export class ConnectionGuard {
     });
   }
 
-  /** A request arrived on a connection: busy while the gateway writes its answer. */
-  onRequest(req: IncomingMessage, res: ServerResponse): void {
+  /**
+   * A request arrived on a connection: busy while the gateway writes its answer. False when it must not be
+   * handled: it came past the pipelining cap, or after it.
+   */
+  onRequest(req: IncomingMessage, res: ServerResponse): boolean {
     const socket = req.socket;
     const state = this.states.get(socket);
-    if (!state) return;
-    if (++state.pending > MAX_PIPELINED_REQUESTS) {
+    if (!state) return true;
+    if (state.closing) return false;
+    if (state.pending >= MAX_PIPELINED_REQUESTS) {
+      state.closing = true;
       this.events.refused("pipelining");
-      socket.destroy();
-      return;
+      this.pipelines.stopRequests(socket);
+      return false;
     }
+    state.pending++;
     // A pipelined request's answer waits for the ones before it; it gets the socket ('socket') when they are
     // written, and only then is the connection busy with it.
     if (res.socket) this.markBusy(socket, state.entry);
     else res.once("socket", () => this.markBusy(socket, state.entry));
     res.once("prefinish", () => {
       state.pending--;
-      if (!socket.destroyed) this.markIdle(socket, state.entry);
+      if (socket.destroyed) return;
+      this.markIdle(socket, state.entry);
+      // The last accepted answer is handed to the socket, after all those before it.
+      if (state.closing && state.pending === 0) this.pipelines.closeAfterAnswers(socket);
     });
+    return true;
   }
 
   private markBusy(socket: Socket, entry: AddressEntry): void {

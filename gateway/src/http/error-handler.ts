@@ -3,7 +3,7 @@ import { ApiError, errors } from "../api/errors";
 import { maybeContextOf } from "../context/request-context";
 import type { Logger } from "../observability/logger";
 import { ClientGone } from "./client-gone";
-import type { UnreadBodies } from "./unread-body";
+import { bodyStillArriving } from "./lingering-close";
 import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
 
 /** Errors of client input raised outside the gateway's own code, mapped to envelopes. */
@@ -14,7 +14,7 @@ function fromFramework(err: unknown): ApiError | undefined {
 }
 
 /** The last middleware: whatever went wrong leaves as the envelope, with the right status and headers. */
-export function errorHandler(log: Logger, unread: UnreadBodies) {
+export function errorHandler(log: Logger) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (err instanceof ClientGone) {
       // Nobody is left to answer; the request line records the abort.
@@ -38,7 +38,8 @@ export function errorHandler(log: Logger, unread: UnreadBodies) {
     if (res.destroyed) return;
     res.status(apiErr.status);
     for (const [k, v] of Object.entries(apiErr.headers)) res.setHeader(k, v);
-    if (unread.closeAfterEarlyAnswer(req)) res.setHeader("connection", "close");
+    // An early answer (the body not read): the connection closes once the rest of the body is dropped (lingering-close.ts).
+    if (bodyStillArriving(req)) res.setHeader("connection", "close");
     res.json(apiErr.toEnvelope());
   };
 }

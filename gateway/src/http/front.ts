@@ -4,11 +4,11 @@ import type { Accounting } from "../observability/accounting";
 import { boundStall } from "./client-stall";
 import type { ProbeState } from "./probes";
 import { requestIdFrom } from "./request-id";
-import type { UnreadBodies } from "./unread-body";
+import type { LingeringClose } from "./lingering-close";
 
 export interface FrontOptions {
   state: ProbeState;
-  unread: UnreadBodies;
+  lingering: LingeringClose;
   accounting: Accounting;
   /** A client that takes none of a finished answer for this long is disconnected. */
   answerStallTimeoutMs: number;
@@ -17,19 +17,21 @@ export interface FrontOptions {
 /**
  * The first layer every request meets, once: opens the request context (the id, the caller's if sane, echoed
  * on every response), closes the connection after the answer while draining, and hangs the three end-of-answer
- * duties on the response: bound a client that stops reading a finished answer ('prefinish'), discard or cut a
- * body left unread ('finish'), and account for the request ('close': its log line and metrics).
+ * duties on the response: bound a client that stops reading a finished answer and drop a body left unread
+ * ('prefinish'), and account for the request ('close': its log line and metrics).
  */
 export function front(opts: FrontOptions) {
-  const { state, unread, accounting, answerStallTimeoutMs } = opts;
+  const { state, lingering, accounting, answerStallTimeoutMs } = opts;
   return (req: Request, res: Response, next: NextFunction) => {
     const ctx = openContext(res, requestIdFrom(req.headers["x-request-id"]));
     res.setHeader("x-request-id", ctx.requestId);
     // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to a
     // replica that stays (refusing it would drop a request the load balancer already sent here).
     if (state.draining) res.setHeader("connection", "close");
-    res.once("prefinish", () => boundStall(res, answerStallTimeoutMs));
-    res.once("finish", () => unread.afterAnswer(req));
+    res.once("prefinish", () => {
+      boundStall(res, answerStallTimeoutMs);
+      lingering.afterAnswer(req, res);
+    });
     const path = req.path;
     if (accounting.accounts(path)) {
       res.once("close", () => {

@@ -5,6 +5,7 @@ import { errors, type ApiError } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
 import { clientErrorHandler, errorAnswer } from "./client-error";
 import { ConnectionGuard, type ConnectionEvents } from "./connection-guard";
+import type { LingeringClose } from "./lingering-close";
 import { requestIdFrom } from "./request-id";
 
 export type TransportLimits = Pick<
@@ -43,9 +44,20 @@ export function clampToFileLimit(maxConnections: number, fileLimit: number | und
 /**
  * The HTTP server with every transport limit in place: header size and time, whole-request time, keep-alive
  * idle time, connection caps, envelopes for what Node's parser refuses, and 100-continue answered only once
- * the request is admitted (see admission.ts: a refused client never sends its body).
+ * the request is admitted (see admission.ts: a refused client never sends its body). A connection closing while
+ * its client may still be sending (after an early answer, or pipelined past the cap) closes through `lingering`,
+ * and no request parsed on it after that reaches `app`.
  */
-export function createTransport(app: RequestListener, limits: TransportLimits, events: TransportEvents): Transport {
+export function createTransport(app: RequestListener, limits: TransportLimits, events: TransportEvents, lingering: LingeringClose): Transport {
+  const responses = new WeakMap<Socket, ServerResponse>();
+  const dispatch = (req: IncomingMessage, res: ServerResponse) => {
+    if (!lingering.accepts(req.socket) || !guard.onRequest(req, res)) return;
+    responses.set(req.socket, res);
+    res.once("close", () => {
+      if (responses.get(req.socket) === res) responses.delete(req.socket);
+    });
+    app(req, res);
+  };
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderBytes,
@@ -54,23 +66,13 @@ export function createTransport(app: RequestListener, limits: TransportLimits, e
       // Node checks both timeouts on this period (30 s by default, which would stretch a 10 s limit to 40 s).
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     },
-    app,
+    dispatch,
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
 
   const maxConnections = clampToFileLimit(limits.maxConnections, openFileLimit());
-  const guard = new ConnectionGuard({ maxConnections, maxConnectionsPerAddress: Math.min(limits.maxConnectionsPerAddress, maxConnections) }, events);
+  const guard = new ConnectionGuard({ maxConnections, maxConnectionsPerAddress: Math.min(limits.maxConnectionsPerAddress, maxConnections) }, events, lingering);
   guard.attach(server);
-
-  const responses = new WeakMap<Socket, ServerResponse>();
-  const track = (req: IncomingMessage, res: ServerResponse) => {
-    guard.onRequest(req, res);
-    responses.set(req.socket, res);
-    res.once("close", () => {
-      if (responses.get(req.socket) === res) responses.delete(req.socket);
-    });
-  };
-  server.prependListener("request", track);
   // With a listener here Node does not send "100 Continue" by itself: the body reader does, after admission.
   server.on("checkContinue", (req, res) => server.emit("request", req, res));
   server.on("checkExpectation", (req: IncomingMessage, res: ServerResponse) => {
@@ -83,6 +85,7 @@ export function createTransport(app: RequestListener, limits: TransportLimits, e
       maxHeaderBytes: limits.maxHeaderBytes,
       bodyLimitBytes: limits.bodyLimitBytes,
       responseOf: (socket) => responses.get(socket),
+      owned: (socket) => lingering.owns(socket),
       report: (code, answered) => events.clientError(code, answered),
     }),
   );

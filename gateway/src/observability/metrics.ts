@@ -133,6 +133,19 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly lingeringConnections = new Gauge({
+    name: "gateway_lingering_connections",
+    help: "Client connections reading and dropping what their client still sends before they close (after an answer that left the body unread, or pipelining past the cap); at most GATEWAY_MAX_LINGERING_CONNECTIONS.",
+    registers: [this.registry],
+  });
+
+  readonly lingeringCloses = new Counter({
+    name: "gateway_lingering_closes_total",
+    help: "Lingering closes by outcome: body_ended or client_closed (the client could read its answer), byte_limit or time_limit (cut off), over_cap (closed at once: too many lingering).",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+
   readonly clientErrors = new Counter({
     name: "gateway_client_errors_total",
     help: "Connections ended by Node's HTTP layer: malformed HTTP, oversized headers, timeouts, resets; by Node's error code.",

@@ -55,7 +55,7 @@ hostileDescribe("acceptance: hostile floods with the production defaults", () =>
     await gw.stop();
   });
 
-  it("2,000 unfinished 4 MiB uploads from one client: its key holds 16 MiB, the rest is refused unread, another client is served", async () => {
+  it("2,000 unfinished 4 MiB uploads from one client: its key holds 16 MiB, the rest is refused (their bodies dropped, never held), another client is served", async () => {
     const attacker = await HostileClient.start();
     attackers.push(attacker);
     const { result, served, failures } = await serveDuring(
@@ -67,11 +67,16 @@ hostileDescribe("acceptance: hostile floods with the production defaults", () =>
     expect(served).toBeGreaterThan(0);
     expect(report.opened + report.connectErrors).toBe(UPLOADS);
     expect(report.stillOpen).toBeLessThanOrEqual(UPLOADS - (report.codes.inflight_bytes_exceeded ?? 0));
-    // Refused means closed by the gateway while the upload went on. The answer of a few of them is lost to the
-    // reset the kernel sends when it closes a socket with unread bytes (the client sees ECONNRESET before it
-    // reads), so the count of refusals is the count of closes; every answer that did arrive names the budget.
+    // Refused means answered and closed by the gateway while the upload went on: up to maxLingeringConnections
+    // at a time after reading and dropping what was sent, the others at once, when a few answers are lost to the
+    // kernel's reset (the client sees ECONNRESET before it reads). So the count of refusals is the count of
+    // closes, and every answer that did arrive names the budget; but for the key's 4 admitted uploads, which get
+    // 408 once they have stalled for bodyIdleTimeoutMs (20 s), when draining the others took the loaded machine
+    // that long.
     expect(report.closedByServer).toBeGreaterThanOrEqual(1900);
-    expect(Object.keys(report.codes)).toEqual(["inflight_bytes_exceeded"]);
+    const { request_timeout: stalled = 0, ...refusals } = report.codes;
+    expect(Object.keys(refusals)).toEqual(["inflight_bytes_exceeded"]);
+    expect(stalled).toBeLessThanOrEqual(4);
     expect(report.codes.inflight_bytes_exceeded).toBeGreaterThanOrEqual(UPLOADS / 2);
     expect(await gw.metric("gateway_body_memory_bytes")).toBeLessThanOrEqual(16 * MiB);
     await attacker.release();

@@ -1,6 +1,6 @@
 import { connect, type Socket } from "node:net";
 import { exchange, expectStillHealthy, hostileDescribe, postHead, startHostileTarget } from "../support/hostile";
-import { closedWithin, rawConnect, readResponse } from "../support/raw-http";
+import { rawConnect, readResponse, readUntilClosed } from "../support/raw-http";
 import { MAX_PIPELINED_REQUESTS } from "../../src/http/connection-guard";
 import { waitFor } from "../support/harness";
 import type { GatewayProcess } from "../../../scripts/lib/gateway-process";
@@ -90,19 +90,48 @@ hostileDescribe("hostile: pipelining, and probes while every slot is taken", () 
 
   // Answered asynchronously (a synchronous answer would be written before the next request is parsed).
   const chatBody = JSON.stringify({ model: "chat", messages: [{ role: "user", content: "hi" }], max_tokens: 1 });
-  const chat = (key: string) => postHead("/v1/chat/completions", { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": chatBody.length }) + chatBody;
+  const chat = (key: string, id: string) =>
+    postHead("/v1/chat/completions", { authorization: `Bearer ${key}`, "x-request-id": id, "content-type": "application/json", "content-length": chatBody.length }) + chatBody;
+  const models = (key: string, id: string) => `GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nAuthorization: Bearer ${key}\r\n\r\n`;
+  const ids = (n: number) => Array.from({ length: n }, (_, i) => `p${i + 1}`);
+  const echoed = (answers: { headers: Record<string, string> }[]) => answers.map((a) => a.headers["x-request-id"]);
 
-  it(`a connection pipelining more than ${MAX_PIPELINED_REQUESTS} requests ahead of their answers is closed; ${MAX_PIPELINED_REQUESTS} are all answered`, async () => {
+  it(`${MAX_PIPELINED_REQUESTS} pipelined requests are all answered, in order, and the connection stays open`, async () => {
     const within = await rawConnect(gw.port, "127.0.0.60");
-    within.write(chat(gw.keys.client!).repeat(MAX_PIPELINED_REQUESTS));
-    for (let i = 0; i < MAX_PIPELINED_REQUESTS; i++) expect((await readResponse(within)).status).toBe(200);
+    within.write(ids(MAX_PIPELINED_REQUESTS).map((id) => chat(gw.keys.client!, id)).join(""));
+    const answers = [];
+    for (let i = 0; i < MAX_PIPELINED_REQUESTS; i++) answers.push(await readResponse(within));
+    expect(answers.map((a) => a.status)).toEqual(Array(MAX_PIPELINED_REQUESTS).fill(200));
+    expect(echoed(answers)).toEqual(ids(MAX_PIPELINED_REQUESTS));
+    within.write(models(gw.keys.client!, "after"));
+    expect((await readResponse(within)).status).toBe(200);
     within.destroy();
+  });
 
+  it(`past ${MAX_PIPELINED_REQUESTS} requests ahead of their answers, those before the cap are answered in order, then the connection closes`, async () => {
     const refusedBefore = await gw.metric("gateway_connections_refused_total");
     const over = await rawConnect(gw.port, "127.0.0.61");
     over.on("error", () => undefined);
-    over.write(chat(gw.keys.client!).repeat(MAX_PIPELINED_REQUESTS + 1)); // one packet: all arrive before any answer
-    expect(await closedWithin(over, 5000)).toBe(true);
+    // One packet: every request arrives before the first answer (a chat's answer needs the model server).
+    over.write(ids(MAX_PIPELINED_REQUESTS + 1).map((id) => chat(gw.keys.client!, id)).join(""));
+    const answers = await readUntilClosed(over);
+    expect(echoed(answers)).toEqual(ids(MAX_PIPELINED_REQUESTS));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
+    expect(await gw.metric("gateway_connections_refused_total")).toBe(refusedBefore + 1);
+    await expectStillHealthy(gw, bound);
+  });
+
+  it("200 pipelined requests: the answers are those of the first requests, in order, up to the cap; then the connection closes", async () => {
+    const refusedBefore = await gw.metric("gateway_connections_refused_total");
+    const socket = await rawConnect(gw.port, "127.0.0.65");
+    socket.on("error", () => undefined);
+    socket.write(ids(200).map((id) => models(gw.keys.client!, id)).join(""));
+    const answers = await readUntilClosed(socket);
+    // Each listing is answered as it is parsed, so the first has left before the cap counts: 16 or 17 answers.
+    expect(answers.length).toBeGreaterThanOrEqual(MAX_PIPELINED_REQUESTS);
+    expect(answers.length).toBeLessThan(200);
+    expect(echoed(answers)).toEqual(ids(answers.length));
+    expect(answers.every((a) => a.status === 200)).toBe(true);
     expect(await gw.metric("gateway_connections_refused_total")).toBe(refusedBefore + 1);
     await expectStillHealthy(gw, bound);
   });

@@ -80,17 +80,19 @@ hostileDescribe("hostile: slow clients", () => {
     socket.destroy();
   });
 
-  it("a refused body of acceptable size is read and dropped: the client gets the envelope, the connection serves the next request", async () => {
+  it("a refused body is read and dropped: the client reads the envelope, then the connection closes; a request after it is never handled", async () => {
     const big = "x".repeat(300_000);
     const socket = connect({ port: gw.port, host: "127.0.0.1" });
     socket.on("error", () => undefined);
     socket.write(postHead("/v1/chat/completions", { authorization: "Bearer sk-wrong", "content-length": big.length }));
     socket.write(big);
+    socket.write(`GET /v1/models HTTP/1.1\r\nHost: x\r\nX-Request-Id: never-handled\r\nAuthorization: Bearer ${key}\r\n\r\n`);
     const refused = await readResponse(socket);
-    expect(refused.status).toBe(401);
-    socket.write(`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n\r\n`);
-    expect((await readResponse(socket)).status).toBe(200);
-    socket.destroy();
+    expectEnvelope(refused, 401, "invalid_api_key");
+    expect(refused.headers.connection).toBe("close");
+    await expect(readResponse(socket)).rejects.toThrow(/closed before a response/);
+    await new Promise((resolve) => setTimeout(resolve, 400)); // the gateway flushes its log every 250 ms
+    expect(gw.logs().filter((l) => l.requestId === "never-handled")).toEqual([]);
   });
 
   it("an idle keep-alive connection is closed after the keep-alive timeout", async () => {

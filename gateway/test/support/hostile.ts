@@ -93,6 +93,55 @@ export function exchange(port: number, parts: Part[], opts: { localAddress?: str
   });
 }
 
+/** What a client that sends its whole body read back: the first response, if any, and the error that ended it, if any. */
+export interface UploadResult {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** The socket error the client got (EPIPE, ECONNRESET), if any. */
+  error?: string;
+}
+
+/**
+ * A client that sends `head` then `size` bytes of body as fast as the socket takes them, without waiting for an
+ * answer (as HTTP clients do), and reads whatever comes back meanwhile; resolves once the connection is closed.
+ * `allowHalfOpen`: keep sending after the gateway's FIN (Node's sockets end their side when they get one).
+ */
+export function uploadWhole(port: number, head: string, size: number, opts: { allowHalfOpen?: boolean; localAddress?: string } = {}): Promise<UploadResult> {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host: "127.0.0.1", localAddress: opts.localAddress, allowHalfOpen: opts.allowHalfOpen ?? false });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let raw = Buffer.alloc(0);
+    let error: string | undefined;
+    socket.on("data", (d: Buffer) => (raw = Buffer.concat([raw, d])));
+    socket.on("error", (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
+    socket.on("close", () => {
+      const text = raw.toString("latin1");
+      const end = text.indexOf("\r\n\r\n");
+      const [statusLine = "", ...lines] = (end < 0 ? "" : text.slice(0, end)).split("\r\n");
+      const headers: Record<string, string> = {};
+      for (const l of lines) headers[l.slice(0, l.indexOf(":")).trim().toLowerCase()] = l.slice(l.indexOf(":") + 1).trim();
+      const length = Number(headers["content-length"] ?? 0);
+      const body = end < 0 ? "" : raw.subarray(end + 4, end + 4 + length).toString("utf8");
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(statusLine)?.[1] ?? 0), headers, body, error });
+    });
+    socket.on("connect", () => {
+      socket.write(head);
+      let left = size;
+      const pump = () => {
+        while (left > 0 && socket.writable) {
+          const piece = left >= chunk.length ? chunk : chunk.subarray(0, left);
+          left -= piece.length;
+          if (!socket.write(piece)) return;
+        }
+        // All sent: the client now waits for the gateway to close.
+      };
+      socket.on("drain", pump);
+      pump();
+    });
+  });
+}
+
 /** A POST with headers as given (key, length) and nothing else; the body follows in later parts. */
 export function postHead(path: string, headers: Record<string, string | number>): string {
   return `POST ${path} HTTP/1.1\r\nHost: gateway\r\n${Object.entries(headers)

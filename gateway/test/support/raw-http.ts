@@ -41,9 +41,9 @@ export function readResponse(socket: Socket): Promise<RawAnswer> {
 }
 
 /** A connected raw socket to 127.0.0.1:`port` (from `localAddress`, if given). */
-export function rawConnect(port: number, localAddress?: string): Promise<Socket> {
+export function rawConnect(port: number, localAddress?: string, opts: { allowHalfOpen?: boolean } = {}): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: "127.0.0.1", localAddress });
+    const socket = connect({ port, host: "127.0.0.1", localAddress, allowHalfOpen: opts.allowHalfOpen });
     socket.once("connect", () => resolve(socket)).once("error", reject);
   });
 }
@@ -58,4 +58,16 @@ export function closedWithin(socket: Socket, ms: number): Promise<boolean> {
       resolve(true);
     });
   });
+}
+
+/** Every response the socket gets until the other side closes it, in order. */
+export async function readUntilClosed(socket: Socket): Promise<RawAnswer[]> {
+  const answers: RawAnswer[] = [];
+  for (;;) {
+    try {
+      answers.push(await readResponse(socket));
+    } catch {
+      return answers;
+    }
+  }
 }

@@ -99,11 +99,12 @@ describe("limits", () => {
     expect(() => settingsFromEnv({ GATEWAY_MAX_IN_FLIGHT_REQUESTS: "100" })).toThrow(/GATEWAY_MAX_IN_FLIGHT_REQUESTS: must be at least the per-key share/);
     expect(() => settingsFromEnv({ GATEWAY_REQUEST_TIMEOUT_MS: "5000" })).toThrow(/GATEWAY_REQUEST_TIMEOUT_MS: must exceed the headers timeout/);
     expect(() => settingsFromEnv({ GATEWAY_MAX_JSON_DEPTH: "5000" })).toThrow(/GATEWAY_MAX_JSON_DEPTH/);
+    expect(() => settingsFromEnv({ GATEWAY_LINGER_BYTES: String(1024 * 1024) })).toThrow(/GATEWAY_LINGER_BYTES: must be at least the body limit/);
   });
 
-  it("the defaults keep the gateway under 496 MiB, inside the 512 Mi container", () => {
+  it("the defaults keep the gateway under 500 MiB, inside the 512 Mi container", () => {
     const defaults = settingsFromEnv({});
-    expect(rssBoundBytes(defaults)).toBe(496 * 1024 * 1024);
+    expect(rssBoundBytes(defaults)).toBe(500 * 1024 * 1024);
     expect(Object.values(memoryBoundTerms(defaults)).every((t) => t > 0)).toBe(true);
   });
 

@@ -57,20 +57,25 @@ class FakeResponse extends EventEmitter {
 
 function guarded(maxConnections: number, maxConnectionsPerAddress: number) {
   const server = new EventEmitter();
-  const seen = { refused: [] as string[], evicted: [] as string[] };
-  const guard = new ConnectionGuard({ maxConnections, maxConnectionsPerAddress }, { refused: (s) => seen.refused.push(s), evicted: (s) => seen.evicted.push(s) });
+  const seen = { refused: [] as string[], evicted: [] as string[], stopped: [] as FakeSocket[], closed: [] as FakeSocket[] };
+  const guard = new ConnectionGuard(
+    { maxConnections, maxConnectionsPerAddress },
+    { refused: (s) => seen.refused.push(s), evicted: (s) => seen.evicted.push(s) },
+    { stopRequests: (s) => seen.stopped.push(s as never), closeAfterAnswers: (s) => seen.closed.push(s as never) },
+  );
   guard.attach(server as never);
   const connect = (address: string) => {
     const s = new FakeSocket(address);
     server.emit("connection", s);
     return s;
   };
+  const handled: FakeResponse[] = [];
   const request = (socket: FakeSocket, queued = false) => {
     const res = new FakeResponse(queued ? null : socket);
-    guard.onRequest({ socket } as unknown as IncomingMessage, res as unknown as ServerResponse);
+    if (guard.onRequest({ socket } as unknown as IncomingMessage, res as unknown as ServerResponse)) handled.push(res);
     return res;
   };
-  return { guard, seen, connect, request };
+  return { guard, seen, connect, request, handled };
 }
 
 describe("connection guard", () => {
@@ -133,14 +138,22 @@ describe("connection guard", () => {
     expect(seen.refused).toEqual(["total"]);
   });
 
-  it(`closes a connection pipelining more than ${MAX_PIPELINED_REQUESTS} requests ahead of their answers`, () => {
-    const { seen, connect, request } = guarded(10, 0);
+  it(`pipelining past ${MAX_PIPELINED_REQUESTS} requests ahead of their answers: those before are handled, none after, then the connection closes`, () => {
+    const { seen, connect, request, handled } = guarded(10, 0);
     const s = connect("10.0.0.1");
     request(s);
     for (let i = 1; i < MAX_PIPELINED_REQUESTS; i++) request(s, true);
-    expect(s.destroyed).toBe(false);
+    expect(seen.stopped).toEqual([]);
     request(s, true);
-    expect(s.destroyed).toBe(true);
+    request(s, true);
+    expect(handled).toHaveLength(MAX_PIPELINED_REQUESTS);
     expect(seen.refused).toEqual(["pipelining"]);
+    expect(seen.stopped).toEqual([s]);
+    expect(s.destroyed).toBe(false);
+    // The answers are written one by one; the connection closes after the last of them.
+    for (const res of handled.slice(0, -1)) res.emit("prefinish");
+    expect(seen.closed).toEqual([]);
+    handled.at(-1)!.emit("prefinish");
+    expect(seen.closed).toEqual([s]);
   });
 });

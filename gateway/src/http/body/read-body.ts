@@ -52,7 +52,7 @@ export function readBody(req: IncomingMessage, res: ServerResponse, limits: Body
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       signal?.removeEventListener("abort", onAbort);
       if (err) {
-        // Stop pulling bytes; what is left is discarded or the connection closed (see unread-body.ts).
+        // Stop pulling bytes; what is left is dropped by the lingering close (see http/lingering-close.ts).
         req.pause();
         reject(err);
       } else resolve(fixed ? fixed.subarray(0, received) : Buffer.concat(chunks, received));
