@@ -7,7 +7,7 @@ import { Agent, request } from "undici";
 import { startSimulator, type RunningSimulator } from "../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../gateway/src/auth/api-keys";
 import { SETTINGS_ENV, type GatewaySettingsInput } from "../../gateway/src/config/settings";
-import { IMAGE_HEAP_LIMIT_MIB } from "../../gateway/src/config/memory-bound";
+import { IMAGE_NODE_FLAGS } from "../../gateway/src/config/memory-bound";
 import { buildGateway, BUNDLE } from "../build-gateway";
 import { freePort, ROOT, spawnWithFileLimit } from "./processes";
 
@@ -119,9 +119,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
   };
   for (const [k, v] of Object.entries(options.settings ?? {})) env[SETTINGS_ENV[k as keyof typeof SETTINGS_ENV]] = String(v);
 
-  // The image's heap cap (gateway/Dockerfile), so memory behaves as in production.
-  const heap = `--max-old-space-size=${IMAGE_HEAP_LIMIT_MIB}`;
-  const args = options.entry === "source" ? [heap, "--import", "tsx", "gateway/src/cli/serve.ts"] : [heap, await bundlePath()];
+  // The image's Node flags (gateway/Dockerfile: heap caps), so memory behaves as in production.
+  const args = options.entry === "source" ? [...IMAGE_NODE_FLAGS, "--import", "tsx", "gateway/src/cli/serve.ts"] : [...IMAGE_NODE_FLAGS, await bundlePath()];
   const spawnOptions = { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] } satisfies SpawnOptions;
   const proc = options.fileLimit ? spawnWithFileLimit(options.fileLimit, process.execPath, args, spawnOptions) : spawn(process.execPath, args, spawnOptions);
   const rawLogs: string[] = [];

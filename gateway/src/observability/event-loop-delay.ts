@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { Gauge, type Registry } from "prom-client";
 
 /** How often the event loop is sampled (a timer of this period): a stall shorter than this may go unseen. */
@@ -17,7 +17,7 @@ export const EVENT_LOOP_MIN_WINDOW_MS = 30_000;
  * nothing falls between two windows.
  */
 export class EventLoopDelay {
-  private readonly histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_SAMPLE_MS });
+  private readonly histogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_SAMPLE_MS });
 
   constructor(registry: Registry, minWindowMs = EVENT_LOOP_MIN_WINDOW_MS) {
     this.histogram.enable();
