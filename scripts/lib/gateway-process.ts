@@ -55,7 +55,7 @@ export interface GatewayProcessOptions {
   chat?: { maxConcurrency?: number; interTokenLatencyMs?: number };
   /** Dimensions of the simulated embedder (large answers). */
   embedDimensions?: number;
-  /** More models served by an address of the caller's (pool mode: one address, passively checked); generative unless said. */
+  /** More models served by an address of the caller's (pool mode: one address, passively checked; an embedder, endpoints mode); generative unless said. */
   extraModels?: { id: string; url: string; upstreamModel?: string; category?: "generative" | "embedder" }[];
 }
 
@@ -99,7 +99,13 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       models: [
         { id: "chat", category: "generative", maxConcurrency: options.chat?.maxConcurrency ?? 16, upstream: { mode: "endpoints", endpoints: [{ url: sims[0]!.url }] } },
         { id: "embed", category: "embedder", upstream: { mode: "endpoints", endpoints: [{ url: sims[1]!.url }] } },
-        ...(options.extraModels ?? []).map((m) => ({ id: m.id, category: m.category ?? "generative", upstreamModel: m.upstreamModel, upstream: { mode: "pool", url: m.url } })),
+        // An embedder cannot sit behind an InferencePool (the catalog refuses it): its address is its one endpoint.
+        ...(options.extraModels ?? []).map((m) => ({
+          id: m.id,
+          category: m.category ?? "generative",
+          upstreamModel: m.upstreamModel,
+          upstream: m.category === "embedder" ? { mode: "endpoints", endpoints: [{ url: m.url }] } : { mode: "pool", url: m.url },
+        })),
       ],
     }),
   );

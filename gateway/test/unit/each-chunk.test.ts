@@ -5,17 +5,28 @@ const chunks = (n: number) => Array.from({ length: n }, (_, i) => Buffer.from(`c
 
 // The SSE relay reads its upstream with eachChunk instead of for-await: it must end the same ways.
 describe("eachChunk", () => {
-  it("hands every chunk over in order and resolves at the stream's end", async () => {
+  it("hands every byte over in order and resolves at the stream's end", async () => {
+    const seen: Buffer[] = [];
+    await eachChunk(Readable.from(chunks(5), { objectMode: false }), (c) => void seen.push(c));
+    expect(Buffer.concat(seen).toString()).toBe(chunks(5).join(""));
+  });
+
+  it("what arrived while the handler was busy comes in one piece (one write for the client)", async () => {
+    const body = new PassThrough();
     const seen: string[] = [];
-    await eachChunk(Readable.from(chunks(5), { objectMode: false }), (c) => void seen.push(c.toString()));
-    expect(seen).toEqual(chunks(5).map(String));
+    const done = eachChunk(body, (c) => void seen.push(c.toString()));
+    body.write("a");
+    body.write("b");
+    body.end("c");
+    await done;
+    expect(seen).toEqual(["abc"]);
   });
 
   it('"stop" resolves at once and lets the stream go (destroyed, as leaving a for-await loop does)', async () => {
     const body = Readable.from(chunks(5), { objectMode: false });
     let seen = 0;
-    await eachChunk(body, () => (++seen === 2 ? "stop" : undefined));
-    expect(seen).toBe(2);
+    await eachChunk(body, () => (++seen === 1 ? "stop" : undefined));
+    expect(seen).toBe(1);
     expect(body.destroyed).toBe(true);
   });
 
