@@ -36,7 +36,8 @@ export interface BundledGatewayOptions {
 
 /**
  * The production gateway as the image runs it: the esbuild bundle, this process's node with the image's flags
- * (heap caps) and nothing else (no source maps), one JSON log line per request (to /dev/null), a file limit that fits many streams.
+ * (heap caps) and nothing else (no source maps), one JSON log line per request (to /dev/null), a file limit that
+ * fits many streams.
  */
 export async function startBundledGateway(o: BundledGatewayOptions): Promise<{ url: string; proc: ChildProcess; bundle: string }> {
   const bundle = join((await buildGateway(mkdtempSync(join(tmpdir(), "bench-bundle-")))).outDir, BUNDLE);
