@@ -18,7 +18,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Pool } from "undici";
 import { spawnSimulator, stopAll } from "../scripts/lib/processes";
-import { startBundledGateway } from "./lib/bundled-gateway";
+import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop as runClosedLoop, type RunResult } from "./lib/closed-loop";
 import { nginxBinary, NGINX_MISSING, startNginx } from "./lib/nginx";
 import { openLoop, type OpenLoopResult } from "./lib/open-loop";
@@ -202,7 +202,7 @@ function report(results: Map<Target["name"], TargetResult>, pinned: string, load
 
   const out: string[] = [];
   out.push(
-    `Gateway beside nginx and direct access: ${CONCURRENCY} clients back to back, then ${RATE} req/s fixed rate; median of ${ROUNDS} alternating rounds of ${SECONDS}s; ${cpus().length} cores (${cpus()[0]?.model.trim() ?? "?"}), Node ${process.version}, ${new Date().toISOString().slice(0, 16)}Z; load average ${fmt(loadBefore, 1)} → ${fmt(loadAfter, 1)}; ${pinned}`,
+    `Gateway beside nginx and direct access: ${CONCURRENCY} clients back to back, then ${RATE} req/s fixed rate; median of ${ROUNDS} alternating rounds of ${SECONDS}s; ${cpus().length} cores (${cpus()[0]?.model.trim() ?? "?"}), ${gatewayRuntime()}, ${new Date().toISOString().slice(0, 16)}Z; load average ${fmt(loadBefore, 1)} → ${fmt(loadAfter, 1)}; ${pinned}`,
   );
   out.push("");
   out.push("| figure | direct | gateway | nginx proxy | gateway / nginx |");

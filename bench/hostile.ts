@@ -25,6 +25,7 @@ import { normalClient, startGatewayProcess, type GatewayProcess } from "../scrip
 import { spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { HostileClient, idleFlood, mergeReports, type AttackCommand, type AttackReport } from "../scripts/lib/hostile-client";
 import { fmt, percentile } from "./lib/stats";
+import { gatewayRuntime } from "./lib/bundled-gateway";
 
 const MiB = 1024 * 1024;
 const UPLOADS = Number(process.env.HOSTILE_UPLOADS ?? 2000);
@@ -200,7 +201,7 @@ async function main(): Promise<void> {
   const peak = Math.max(...results.map((r) => r.peak));
   const mb = (b: number) => fmt(b / MiB, 0);
   const lines = [
-    `Hostile clients, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${mb(totalmem())} MiB RAM, Node ${process.version}`,
+    `Hostile clients, ${new Date().toISOString().slice(0, 10)}, ${cpus().length} x ${cpus()[0]?.model ?? "cpu"}, ${mb(totalmem())} MiB RAM, ${gatewayRuntime()}`,
     `Documented bound: ${mb(DOCUMENTED_RSS_BOUND_BYTES)} MiB RSS (production defaults)`,
     "",
     "| phase | RSS MiB | peak RSS MiB | peak - baseline MiB | heap used MiB | external MiB | gateway connections | body memory MiB | answer memory MiB | normal client served | p50 ms | p99 ms | attackers saw |",

@@ -37,8 +37,12 @@ export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<Gatewa
     outfile: path.join(outDir, BUNDLE),
     bundle: true,
     platform: "node",
-    target: "node20",
+    target: "node24",
     format: "cjs",
+    // Without comments and indentation the bundle is pure ASCII (the comments of some packages are not), so V8
+    // holds its source as one byte a character: about 4 MB of heap instead of 10. Names stay, and traces are
+    // mapped with the source map as before.
+    minifyWhitespace: true,
     sourcemap: "linked",
     metafile: true,
     logLevel: "warning",
@@ -46,7 +50,7 @@ export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<Gatewa
     legalComments: "linked",
   });
   const packages = bundledPackages(result.metafile);
-  const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; license?: string };
+  const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; license?: string; engines: { node: string } };
   // No "dependencies": the bundle carries them. `type` pins CommonJS whatever surrounds the directory.
   const pkg = {
     name: "ai-platform-gateway",
@@ -55,7 +59,7 @@ export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<Gatewa
     license: rootPkg.license,
     type: "commonjs",
     main: BUNDLE,
-    engines: { node: ">=20.19" },
+    engines: rootPkg.engines,
     // No --enable-source-maps at run time (see gateway/Dockerfile): traces are mapped offline from the .map.
     scripts: { start: `node ${BUNDLE}` },
   };

@@ -1,10 +1,26 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, openSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { IMAGE_HEAP_LIMIT_MIB } from "../../gateway/src/config/memory-bound";
+import { IMAGE_NODE_FLAGS } from "../../gateway/src/config/memory-bound";
 import { buildGateway, BUNDLE } from "../../scripts/build-gateway";
 import { freePort, ROOT } from "../../scripts/lib/processes";
+
+/** The Node version the image runs (gateway/Dockerfile's `ARG NODE_IMAGE`), as `v24.17.0`. */
+export function imageNodeVersion(): string {
+  const version = /^ARG NODE_IMAGE=node:(\d+\.\d+\.\d+)/m.exec(readFileSync(join(ROOT, "gateway", "Dockerfile"), "utf8"))?.[1];
+  return version ? `v${version}` : "unknown";
+}
+
+/**
+ * What the gateway under test runs on, for a benchmark's report: this process's Node (the gateway is started with
+ * it) and the image's flags, and a warning when that Node is not the image's.
+ */
+export function gatewayRuntime(): string {
+  const image = imageNodeVersion();
+  const node = process.version === image ? `Node ${process.version} (the image's)` : `Node ${process.version}, NOT the image's ${image} (put \`bash .ci/node\` first on PATH)`;
+  return `gateway on ${node} with ${IMAGE_NODE_FLAGS.join(" ")}`;
+}
 
 export interface BundledGatewayOptions {
   /** Path of the catalog file. */
@@ -19,8 +35,9 @@ export interface BundledGatewayOptions {
 }
 
 /**
- * The production gateway as the image runs it: the esbuild bundle, node with the image's heap cap and nothing
- * else (no source maps), one JSON log line per request (to /dev/null), a file limit that fits many streams.
+ * The production gateway as the image runs it: the esbuild bundle, this process's node with the image's flags
+ * (heap caps) and nothing else (no source maps), one JSON log line per request (to /dev/null), a file limit that
+ * fits many streams.
  */
 export async function startBundledGateway(o: BundledGatewayOptions): Promise<{ url: string; proc: ChildProcess; bundle: string }> {
   const bundle = join((await buildGateway(mkdtempSync(join(tmpdir(), "bench-bundle-")))).outDir, BUNDLE);
@@ -36,7 +53,7 @@ export async function startBundledGateway(o: BundledGatewayOptions): Promise<{ u
     GATEWAY_METRICS_PORT: String(await freePort()),
     ...o.env,
   };
-  const argv = [...(o.prefix ?? []), process.execPath, `--max-old-space-size=${IMAGE_HEAP_LIMIT_MIB}`, ...(o.nodeFlags ?? []), bundle];
+  const argv = [...(o.prefix ?? []), process.execPath, ...IMAGE_NODE_FLAGS, ...(o.nodeFlags ?? []), bundle];
   const script = `ulimit -n 16384 2>/dev/null || ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"`;
   const proc = spawn("sh", ["-c", script, "sh", ...argv], { cwd: ROOT, env, stdio: ["ignore", openSync("/dev/null", "w"), "inherit"] });
   const url = `http://127.0.0.1:${port}`;

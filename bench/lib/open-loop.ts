@@ -18,6 +18,8 @@ export interface OpenLoopOptions {
   /** `full`: until the last byte; `first-byte`: until the first byte of the body (an SSE stream's first event). */
   measure: "full" | "first-byte";
   headers?: Record<string, string>;
+  /** Each answered request: when it was sent (wall clock, ms since the epoch) and its latency in ms. */
+  onSample?(sentAtMs: number, latencyMs: number): void;
 }
 
 /**
@@ -44,7 +46,11 @@ export async function openLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
       }
       const end = performance.now();
       if (res.statusCode !== 200) errors++;
-      else latencies.push((o.measure === "first-byte" ? (first ?? end) : end) - t0);
+      else {
+        const ms = (o.measure === "first-byte" ? (first ?? end) : end) - t0;
+        latencies.push(ms);
+        o.onSample?.(performance.timeOrigin + t0, ms);
+      }
     } catch {
       errors++;
     }

@@ -215,6 +215,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       });
       limiter.stop();
       sampler.stop();
+      metrics.eventLoop.stop();
       redis?.disconnect();
       await dispatcher.close().catch(() => undefined);
       // The last spans go out before the process ends.

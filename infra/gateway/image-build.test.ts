@@ -10,6 +10,7 @@ import { BUNDLE, buildGateway, type GatewayBuild, packageOf } from "../../script
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+  engines: { node: string };
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
@@ -29,7 +30,7 @@ describe("gateway build output", () => {
   test("one bundle, its source map and licence notices, and a package.json without dependencies", () => {
     expect(fs.readdirSync(built.outDir).sort()).toEqual(["bundled-packages.json", "package.json", BUNDLE, `${BUNDLE}.LEGAL.txt`, `${BUNDLE}.map`].sort());
     const pkg = JSON.parse(fs.readFileSync(path.join(built.outDir, "package.json"), "utf8")) as Record<string, unknown>;
-    expect(pkg).toMatchObject({ name: "ai-platform-gateway", main: BUNDLE, type: "commonjs" });
+    expect(pkg).toMatchObject({ name: "ai-platform-gateway", main: BUNDLE, type: "commonjs", engines: rootPkg.engines });
     expect(pkg.dependencies).toBeUndefined();
     expect(pkg.devDependencies).toBeUndefined();
   });
@@ -39,6 +40,11 @@ describe("gateway build output", () => {
     expect(built.packages.filter((p) => p.startsWith("@pulumi/"))).toEqual([]);
     expect(built.packages.filter((p) => p in rootPkg.devDependencies)).toEqual([]);
     expect(fs.readFileSync(path.join(built.outDir, BUNDLE), "utf8")).not.toMatch(/require\(["']@pulumi\//);
+  });
+
+  test("the bundle is pure ASCII, so V8 holds its source one byte a character (non-ASCII text makes it two)", () => {
+    const bytes = fs.readFileSync(path.join(built.outDir, BUNDLE));
+    expect(bytes.findIndex((b) => b > 0x7f)).toBe(-1);
   });
 
   test("package names come from the innermost node_modules", () => {

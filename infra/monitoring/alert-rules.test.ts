@@ -58,6 +58,18 @@ function unitTests() {
     {
       interval: "1m",
       input_series: [
+        { series: 'gateway_event_loop_delay_p99_seconds{pod="gw-slow"}', values: "0.02x5 0.3x20" },
+        { series: 'gateway_event_loop_delay_p99_seconds{pod="gw-fine"}', values: "0.02x25" },
+        { series: 'gateway_event_loop_delay_p99_seconds{pod="gw-blip"}', values: "0.02x5 0.5x3 0.02x17" },
+      ],
+      alert_rule_test: [
+        { eval_time: "10m", alertname: "GatewayEventLoopDelay", exp_alerts: [] },
+        { eval_time: "20m", alertname: "GatewayEventLoopDelay", exp_alerts: [expected(rule("GatewayEventLoopDelay"), { pod: "gw-slow" })] },
+      ],
+    },
+    {
+      interval: "1m",
+      input_series: [
         ...[["0.5", "0"], ["1", "0"], ["2.5", "0"], ["5", "10"], ["+Inf", "10"]].map(([le, inc]) => ({ series: `vllm:time_to_first_token_seconds_bucket{model_name="slow", pod="a", le="${le}"}`, values: `0+${inc}x40` })),
         ...["0.5", "1", "2.5", "5", "+Inf"].map((le) => ({ series: `vllm:time_to_first_token_seconds_bucket{model_name="fast", pod="b", le="${le}"}`, values: "0+10x40" })),
       ],
@@ -118,8 +130,8 @@ function unitTests() {
 }
 
 describe("alert rules", () => {
-  test("the seven alerts the platform needs, each with a runbook line", () => {
-    expect(ALERT_RULES.map((r) => r.alert)).toEqual(["ModelDown", "GatewayServerErrors", "TimeToFirstTokenSLO", "KVCacheSaturated", "LogstoreIngestionErrors", "LogstoreBucketJobFailed", "CollectorNotOnEveryNode"]);
+  test("the eight alerts the platform needs, each with a runbook line", () => {
+    expect(ALERT_RULES.map((r) => r.alert)).toEqual(["ModelDown", "GatewayServerErrors", "GatewayEventLoopDelay", "TimeToFirstTokenSLO", "KVCacheSaturated", "LogstoreIngestionErrors", "LogstoreBucketJobFailed", "CollectorNotOnEveryNode"]);
     for (const r of ALERT_RULES) expect(r.runbook.split("\n")).toHaveLength(1);
   });
 

@@ -19,6 +19,8 @@ export const ALERT_THRESHOLDS = {
   ttftP90Seconds: 2,
   /** vLLM KV-cache usage (0–1) at which requests start to queue or be preempted. */
   kvCacheUsage: 0.9,
+  /** p99 of a gateway pod's event-loop delay, seconds: what every request it holds waits on top of its own work. */
+  eventLoopDelayP99Seconds: 0.1,
 } as const;
 
 export interface AlertRule {
@@ -51,6 +53,15 @@ export const ALERT_RULES: readonly AlertRule[] = [
     summary: "More than 5% of the gateway's answers for {{ $labels.model }} are 5xx.",
     runbook:
       "AI Platform · Gateway, Errors by status: 503 means no ready replica (see ModelDown), 502/504 the model servers failed or timed out; find one request's `requestId` in AI Platform · Error Explorer and follow it into the model server's log.",
+  },
+  {
+    alert: "GatewayEventLoopDelay",
+    expr: `max by (pod) (gateway_event_loop_delay_p99_seconds) > ${t.eventLoopDelayP99Seconds}`,
+    for: "10m",
+    severity: "warning",
+    summary: "The event loop of gateway pod {{ $labels.pod }} runs over 100 ms late at p99: every request it holds waits that long.",
+    runbook:
+      "AI Platform · Gateway, Event loop delay: a pod at its CPU limit (Cluster · Pod Resource Usage) needs more replicas or a higher `gateway:resources` CPU limit; one near its memory limit spends the time collecting garbage (raise the memory limit); a delay on one pod alone with a long maximum is one long task: its slowest requests in the gateway's log show which.",
   },
   {
     alert: "TimeToFirstTokenSLO",

@@ -7,7 +7,7 @@ import { Agent, request } from "undici";
 import { startSimulator, type RunningSimulator } from "../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../gateway/src/auth/api-keys";
 import { SETTINGS_ENV, type GatewaySettingsInput } from "../../gateway/src/config/settings";
-import { IMAGE_HEAP_LIMIT_MIB } from "../../gateway/src/config/memory-bound";
+import { IMAGE_NODE_FLAGS } from "../../gateway/src/config/memory-bound";
 import { buildGateway, BUNDLE } from "../build-gateway";
 import { freePort, ROOT, spawnWithFileLimit } from "./processes";
 
@@ -55,7 +55,7 @@ export interface GatewayProcessOptions {
   chat?: { maxConcurrency?: number; interTokenLatencyMs?: number };
   /** Dimensions of the simulated embedder (large answers). */
   embedDimensions?: number;
-  /** More models served by an address of the caller's (pool mode: one address, passively checked; an embedder's is an endpoint); generative unless said. */
+  /** More models served by an address of the caller's (pool mode: one address, passively checked; an embedder, endpoints mode); generative unless said. */
   extraModels?: { id: string; url: string; upstreamModel?: string; category?: "generative" | "embedder" }[];
 }
 
@@ -99,7 +99,7 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
       models: [
         { id: "chat", category: "generative", maxConcurrency: options.chat?.maxConcurrency ?? 16, upstream: { mode: "endpoints", endpoints: [{ url: sims[0]!.url }] } },
         { id: "embed", category: "embedder", upstream: { mode: "endpoints", endpoints: [{ url: sims[1]!.url }] } },
-        // An embedder is never behind an InferencePool (the catalog refuses it): its address is an endpoint.
+        // An embedder cannot sit behind an InferencePool (the catalog refuses it): its address is its one endpoint.
         ...(options.extraModels ?? []).map((m) => ({
           id: m.id,
           category: m.category ?? "generative",
@@ -125,9 +125,8 @@ export async function startGatewayProcess(options: GatewayProcessOptions = {}): 
   };
   for (const [k, v] of Object.entries(options.settings ?? {})) env[SETTINGS_ENV[k as keyof typeof SETTINGS_ENV]] = String(v);
 
-  // The image's heap cap (gateway/Dockerfile), so memory behaves as in production.
-  const heap = `--max-old-space-size=${IMAGE_HEAP_LIMIT_MIB}`;
-  const args = options.entry === "source" ? [heap, "--import", "tsx", "gateway/src/cli/serve.ts"] : [heap, await bundlePath()];
+  // The image's Node flags (gateway/Dockerfile: heap caps), so memory behaves as in production.
+  const args = options.entry === "source" ? [...IMAGE_NODE_FLAGS, "--import", "tsx", "gateway/src/cli/serve.ts"] : [...IMAGE_NODE_FLAGS, await bundlePath()];
   const spawnOptions = { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] } satisfies SpawnOptions;
   const proc = options.fileLimit ? spawnWithFileLimit(options.fileLimit, process.execPath, args, spawnOptions) : spawn(process.execPath, args, spawnOptions);
   const rawLogs: string[] = [];

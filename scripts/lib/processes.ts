@@ -3,6 +3,7 @@ import { once } from "node:events";
 import { openSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { IMAGE_NODE_FLAGS } from "../../gateway/src/config/memory-bound";
 
 export const ROOT = join(__dirname, "..", "..");
 /** `node --import tsx` rather than the tsx launcher: signals (SIGTERM, SIGKILL) reach the server process itself. */
@@ -54,14 +55,15 @@ export async function spawnSimulator(args: string[], prefix: readonly string[] =
   return { url: String(ready.url), proc };
 }
 
-/** The production gateway entry point as its own process; request logs go to /dev/null (still produced). */
+/** The production gateway entry point as its own process (under tsx); request logs go to /dev/null (still produced). */
 export async function spawnGateway(
   env: Record<string, string>,
   port?: number,
 ): Promise<{ url: string; port: number; metricsUrl: string; proc: ChildProcess }> {
   port ??= await freePort();
   const metricsPort = await freePort();
-  const proc = spawn(NODE_TSX[0], [...NODE_TSX.slice(1), "gateway/src/cli/serve.ts"], {
+  // The image's Node flags (heap caps), so the soak's memory figures behave as production's.
+  const proc = spawn(NODE_TSX[0], [...IMAGE_NODE_FLAGS, ...NODE_TSX.slice(1), "gateway/src/cli/serve.ts"], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port), GATEWAY_METRICS_PORT: String(metricsPort), GATEWAY_HOST: "127.0.0.1" },
     stdio: ["ignore", openSync("/dev/null", "w"), "inherit"],

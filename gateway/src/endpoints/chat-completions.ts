@@ -3,6 +3,8 @@ import { ChatCompletionRequestSchema, type ChatCompletionRequest } from "../api/
 import { asUsage, type EndpointRequest, type EndpointSpec, type StreamEventFacts, type UsageWanted } from "./spec";
 import { cutUsage, isUsageOnly } from "./stream-usage";
 
+const COMMA = 44;
+
 /**
  * Whether an OpenAI-style chunk carries generated output: content deltas carry text (the role-only first chunk,
  * content "", does not count), tool-call deltas carry arguments.
@@ -57,7 +59,11 @@ export const openAiStreaming = {
   usageOf: (answer: Record<string, unknown>) => asUsage(answer.usage),
   streamEvent: (data: string, parsed: Record<string, unknown> | undefined, wanted: UsageWanted) => completionChunkFacts(data, parsed, wanted),
   // Usage is cut from the text (cutUsage) where vLLM puts it, after another member; elsewhere the chunk is parsed.
-  mayCarryUsage: (data: string) => data.includes('"usage":{') && !data.includes(',"usage":{'),
+  // Searched from the end, where vLLM writes it: one short search an event instead of two over the whole chunk.
+  mayCarryUsage: (data: string) => {
+    const at = data.lastIndexOf('"usage":{');
+    return at >= 0 && data.charCodeAt(at - 1) !== COMMA;
+  },
 };
 
 export const chatCompletions: EndpointSpec<ChatCompletionRequest & EndpointRequest> = {

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { EventLoopDelay } from "./event-loop-delay";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
 
 /** Bucket bounds (seconds) of the inter-token histogram: 1 ms to 1 s. */
@@ -152,6 +153,9 @@ export class GatewayMetrics {
     labelNames: ["code"] as const,
     registers: [this.registry],
   });
+
+  /** The event loop's delay (p99 and longest over the last window): stalls every request in the process waits out. */
+  readonly eventLoop = new EventLoopDelay(this.registry);
 
   private readonly perModel = new Map<string, ModelMetrics>();
 

@@ -7,6 +7,7 @@ import { writable } from "../http/client-stall";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
 import { errorCode } from "../upstream/send";
 import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
+import { eachChunk } from "./each-chunk";
 import { startEventStream } from "./sse-events";
 import type { TokenClock } from "./token-clock";
 
@@ -96,15 +97,15 @@ export async function relaySse(upstream: Dispatcher.ResponseData, relay: SseRela
   const parser = createParser({ onEvent });
   const decoder = new TextDecoder();
   try {
-    for await (const chunk of upstream.body) {
-      parser.feed(decoder.decode(chunk as Buffer, DECODE_STREAMING));
-      if (res.destroyed) break;
+    await eachChunk(upstream.body, (chunk) => {
+      parser.feed(decoder.decode(chunk, DECODE_STREAMING));
+      if (res.destroyed) return "stop";
       if (out) {
         res.write(out);
         out = "";
       }
-      if (res.writableNeedDrain) await writable(res, relay.stallMs);
-    }
+      if (res.writableNeedDrain) return writable(res, relay.stallMs);
+    });
   } catch (err) {
     if (relay.signal.aborted || res.destroyed) return { usage, tokenEvents };
     idle = errorCode(err) === "UND_ERR_BODY_TIMEOUT";

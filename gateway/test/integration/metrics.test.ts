@@ -45,6 +45,11 @@ describe("gateway metrics", () => {
     expect(text).toMatch(/gateway_requests_in_flight\{model="m"\} 0/);
   });
 
+  it("reports the event loop's delay, p99 and longest", () => {
+    expect(text).toMatch(/^gateway_event_loop_delay_p99_seconds \d/m);
+    expect(text).toMatch(/^gateway_event_loop_delay_max_seconds \d/m);
+  });
+
   it("never contains an API key", () => {
     expect(text).not.toContain(h.key);
     expect(text).not.toMatch(/sk-[A-Za-z0-9_-]{20,}/);

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadCatalogFile, parseCatalog } from "../../src/config/load-catalog";
-import { IMAGE_HEAP_LIMIT_MIB, memoryBoundTerms, rssBoundBytes } from "../../src/config/memory-bound";
+import { IMAGE_HEAP_LIMIT_MIB, IMAGE_NODE_FLAGS, memoryBoundTerms, rssBoundBytes } from "../../src/config/memory-bound";
 import { LIMIT_SETTINGS, SETTINGS_ENV, limitDoc, settingsFromEnv } from "../../src/config/settings";
 
 const model = (id: string) => ({ id, category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://10.0.0.1:8000" }] } });
@@ -113,5 +113,11 @@ describe("limits", () => {
     const dockerfile = readFileSync(join(__dirname, "..", "..", "Dockerfile"), "utf8");
     const caps = [...dockerfile.matchAll(/--max-old-space-size=(\d+)/g)].map((m) => Number(m[1]));
     expect(caps).toEqual([IMAGE_HEAP_LIMIT_MIB]);
+  });
+
+  it("the image's Node flags are the ones the benchmarks and hostile suites start the gateway with", () => {
+    const dockerfile = readFileSync(join(__dirname, "..", "..", "Dockerfile"), "utf8");
+    const options = [...dockerfile.matchAll(/^\s*(?:ENV\s+)?NODE_OPTIONS=(?:"([^"]*)"|(\S+))/gm)].map((m) => m[1] ?? m[2]);
+    expect(options).toEqual([IMAGE_NODE_FLAGS.join(" ")]);
   });
 });

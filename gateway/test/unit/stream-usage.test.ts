@@ -1,4 +1,5 @@
 import { cutUsage, isUsageOnly } from "../../src/endpoints/stream-usage";
+import { openAiStreaming } from "../../src/endpoints/chat-completions";
 
 describe("cutUsage: vLLM's running usage cut from a chunk's text", () => {
   it.each([
@@ -17,5 +18,17 @@ describe("cutUsage: vLLM's running usage cut from a chunk's text", () => {
   it("tells the usage-only chunk", () => {
     expect(isUsageOnly('{"choices":[],"usage":{}}')).toBe(true);
     expect(isUsageOnly('{"choices":[{"index":0}]}')).toBe(false);
+  });
+});
+
+describe("which chunks are parsed for their usage (the rest have it cut from their text)", () => {
+  it.each([
+    ['{"id":"c","choices":[{"delta":{"content":"hi"}}],"usage":{"prompt_tokens":5}}', false],
+    ['{"usage":{"prompt_tokens":1},"choices":[{"text":"a"}]}', true],
+    ['{"choices":[{"delta":{"content":"\\"usage\\":{"}}]}', false],
+    ['{"choices":[{"text":"a"}],"usage":null}', false],
+    ['{"choices":[]}', false],
+  ])("%s: %s", (data, parsed) => {
+    expect(openAiStreaming.mayCarryUsage(data)).toBe(parsed);
   });
 });

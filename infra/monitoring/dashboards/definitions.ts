@@ -299,7 +299,16 @@ export function gatewayDashboard(): Dashboard {
         title: "Rate-limit refusals by key",
         exprs: [{ expr: `sum by (key, limit) (rate(gateway_rate_limit_refusals_total[5m]))`, legend: "{{key}} {{limit}}" }],
         unit: "reqps",
-        w: 24,
+      },
+      {
+        type: "timeseries",
+        title: "Event loop delay",
+        description: "How late each gateway pod's event loop runs (p99 and longest, per scrape window): every request the pod holds waits that long. Alert GatewayEventLoopDelay.",
+        exprs: [
+          { expr: "max by (pod) (gateway_event_loop_delay_p99_seconds)", legend: "{{pod}} p99" },
+          { expr: "max by (pod) (gateway_event_loop_delay_max_seconds)", legend: "{{pod}} longest" },
+        ],
+        unit: "s",
       },
       { type: "row", title: "Usage by key", exprs: [] },
       {
