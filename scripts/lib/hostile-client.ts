@@ -125,9 +125,18 @@ async function idle(cmd: Extract<AttackCommand, { kind: "idle" }>): Promise<Atta
   return settle(report);
 }
 
-/** Lets refusals and evictions arrive before counting what is still open. */
+/**
+ * Lets refusals and evictions arrive before counting what is still open: until no connection has closed for a
+ * second (at most 30 s), so a gateway slowed by a loaded machine is waited for rather than counted as holding.
+ */
 async function settle(report: AttackReport): Promise<AttackReport> {
-  await new Promise((r) => setTimeout(r, 1000));
+  const deadline = Date.now() + 30_000;
+  let open = sockets.size;
+  let quietSince = Date.now();
+  while (Date.now() - quietSince < 1000 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    if (sockets.size !== open) [open, quietSince] = [sockets.size, Date.now()];
+  }
   report.stillOpen = sockets.size;
   return report;
 }
