@@ -32,6 +32,8 @@ export interface BundledGatewayOptions {
   /** Node flags after the image's own (e.g. --cpu-prof). */
   nodeFlags?: readonly string[];
   env?: Record<string, string>;
+  /** A bundle built already (e.g. another revision's, for an A/B comparison) instead of building this tree's. */
+  bundle?: string;
 }
 
 /**
@@ -40,7 +42,7 @@ export interface BundledGatewayOptions {
  * fits many streams.
  */
 export async function startBundledGateway(o: BundledGatewayOptions): Promise<{ url: string; proc: ChildProcess; bundle: string }> {
-  const bundle = join((await buildGateway(mkdtempSync(join(tmpdir(), "bench-bundle-")))).outDir, BUNDLE);
+  const bundle = o.bundle ?? join((await buildGateway(mkdtempSync(join(tmpdir(), "bench-bundle-")))).outDir, BUNDLE);
   const port = await freePort();
   const env = {
     ...process.env,
