@@ -8,14 +8,13 @@
  * per-pair ratio's median. nginx joins as a third side when installed (BENCH_NGINX=0 leaves it out).
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { resolve } from "node:path";
+import { stopAll } from "../scripts/lib/processes";
 import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop } from "./lib/closed-loop";
 import { nginxBinary, startNginx } from "./lib/nginx";
 import { openLoop } from "./lib/open-loop";
+import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { cpuSeconds, pinning } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
 
@@ -34,10 +33,9 @@ async function main(): Promise<void> {
   const pin = pinning();
   const procs: ChildProcess[] = [];
   try {
-    const sim = await spawnSimulator(["--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"], pin.rest);
+    const sim = await startZeroLatencyModel(MODEL, pin.rest, "bench-ab-");
     procs.push(sim.proc);
-    const catalog = join(mkdtempSync(join(tmpdir(), "bench-ab-")), "catalog.json");
-    writeFileSync(catalog, JSON.stringify({ models: [{ id: MODEL, category: "generative", maxConcurrency: 4096, upstream: { mode: "endpoints", endpoints: [{ url: sim.url }] } }] }));
+    const { catalog } = sim;
     const sides: { name: string; url: string; pid: number }[] = [];
     for (const [name, bundle] of [["A", a], ["B", b]] as const) {
       const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy, bundle });

@@ -5,14 +5,14 @@
  * TypeScript file or package, and self time is summed by layer. The table goes to docs/benchmarks.md.
  */
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { SourceMap, type SourceMapPayload } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { stopAll } from "../scripts/lib/processes";
 import { startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop } from "./lib/closed-loop";
 import { pinning } from "./lib/proc-stats";
+import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { fmt } from "./lib/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -88,10 +88,8 @@ export function selfSamples(profile: Profile, map: SourceMap, bundleName: string
 
 async function main(): Promise<void> {
   const pin = pinning();
-  const dir = mkdtempSync(join(tmpdir(), "bench-layers-"));
-  const sim = await spawnSimulator(["--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"], pin.rest);
-  const catalog = join(dir, "catalog.json");
-  writeFileSync(catalog, JSON.stringify({ models: [{ id: MODEL, category: "generative", maxConcurrency: 4096, upstream: { mode: "endpoints", endpoints: [{ url: sim.url }] } }] }));
+  const sim = await startZeroLatencyModel(MODEL, pin.rest, "bench-layers-");
+  const { dir, catalog } = sim;
   const profDir = join(dir, "prof");
   const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy, nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-interval=250"] });
   const headers = { authorization: `Bearer ${KEY}` };

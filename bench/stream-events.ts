@@ -6,13 +6,11 @@
  * the same rounds, for the fixed cost of a request.
  */
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { stopAll } from "../scripts/lib/processes";
 import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop } from "./lib/closed-loop";
 import { nginxBinary, NGINX_MISSING, startNginx } from "./lib/nginx";
+import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { cpuSeconds, pinning } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
 
@@ -32,11 +30,9 @@ async function main(): Promise<void> {
   const pin = pinning();
   const procs: ChildProcess[] = [];
   try {
-    const sim = await spawnSimulator(["--model", "m", "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"], pin.rest);
+    const sim = await startZeroLatencyModel("m", pin.rest, "bench-stream-");
     procs.push(sim.proc);
-    const dir = mkdtempSync(join(tmpdir(), "bench-stream-"));
-    const catalog = join(dir, "catalog.json");
-    writeFileSync(catalog, JSON.stringify({ models: [{ id: "m", category: "generative", maxConcurrency: 4096, upstream: { mode: "endpoints", endpoints: [{ url: sim.url }] } }] }));
+    const { catalog } = sim;
     const targets: { name: string; url: string; pid: number }[] = [];
     const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy });
     procs.push(gw.proc);

@@ -7,15 +7,15 @@
  * main thread ran through is a long task or a collection; one it did not run through is time the process was not
  * scheduled. `BENCH_NODE_FLAGS` adds Node flags after the image's (e.g. `--max-semi-space-size=64`).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
-import { spawnSimulator, stopAll, ROOT } from "../scripts/lib/processes";
+import { stopAll, ROOT } from "../scripts/lib/processes";
 import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop } from "./lib/closed-loop";
 import { openLoop } from "./lib/open-loop";
 import { pinning } from "./lib/proc-stats";
+import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { fmt, percentile } from "./lib/stats";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -50,11 +50,9 @@ async function main(): Promise<void> {
   const pin = pinning();
   const procs: ChildProcess[] = [];
   try {
-    const sim = await spawnSimulator(["--model", "m", "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"], pin.rest);
+    const sim = await startZeroLatencyModel("m", pin.rest, "bench-tail-");
     procs.push(sim.proc);
-    const dir = mkdtempSync(join(tmpdir(), "bench-tail-"));
-    const catalog = join(dir, "catalog.json");
-    writeFileSync(catalog, JSON.stringify({ models: [{ id: "m", category: "generative", maxConcurrency: 4096, upstream: { mode: "endpoints", endpoints: [{ url: sim.url }] } }] }));
+    const { dir, catalog } = sim;
     const log = join(dir, "stalls.log");
     const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy, nodeFlags: [...FLAGS, "--disable-warning=ExperimentalWarning", "--import", join(ROOT, "bench", "lib", "stall-log.ts")], env: { STALL_LOG: log } });
     procs.push(gw.proc);

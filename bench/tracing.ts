@@ -3,14 +3,12 @@
 // upstream), exporting over OTLP/HTTP to a collector on loopback. Closed loop, 16 concurrent non-streaming chats,
 // rounds interleaved so machine noise falls on every configuration alike; figures as ratios to "off".
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { AddressInfo } from "node:net";
-import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { stopAll } from "../scripts/lib/processes";
 import { startBundledGateway } from "./lib/bundled-gateway";
 import { closedLoop, type RunResult } from "./lib/closed-loop";
+import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { cpuSeconds, pinning } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
 
@@ -40,14 +38,9 @@ async function main(): Promise<void> {
   await new Promise((r) => collector.once("listening", r));
   const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
   try {
-    const sim = await spawnSimulator(
-      ["--model", MODEL, "--port", "0", "--ttft-ms", "0", "--itl-ms", "0", "--prefill-time-per-token-ms", "0", "--max-num-seqs", "4096", "--no-prefix-cache"],
-      pin.rest,
-    );
+    const sim = await startZeroLatencyModel(MODEL, pin.rest, "bench-tracing-");
     procs.push(sim.proc);
-    const dir = mkdtempSync(join(tmpdir(), "bench-tracing-"));
-    const catalog = join(dir, "catalog.json");
-    writeFileSync(catalog, JSON.stringify({ models: [{ id: MODEL, category: "generative", maxConcurrency: 4096, upstream: { mode: "endpoints", endpoints: [{ url: sim.url }] } }] }));
+    const { catalog } = sim;
 
     const configs: Config[] = [
       { name: "off (default)", env: {} },
