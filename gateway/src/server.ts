@@ -137,7 +137,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     dispatcher,
     { intervalMs: settings.healthIntervalMs, timeoutMs: settings.healthTimeoutMs, unhealthyThreshold: settings.unhealthyThreshold },
     log,
+    // A replica that turns ready releases what its model holds or queues at once, not at the next recheck.
+    (replica) => registry.get(replica.modelId)?.drain(),
   );
+  for (const pool of registry.all()) pool.wakeQueue?.listen(metrics.forWake(pool.model.id));
 
   const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
   const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);

@@ -4,6 +4,7 @@ import type { HeldBody } from "../http/body/held-body";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
+import type { HoldHooks } from "./wake-queue";
 
 /** One inference request on its way to a model server. */
 export interface UpstreamCall {
@@ -28,6 +29,8 @@ export interface UpstreamCall {
   beforeAttempt?(replica: Replica): void;
   /** Trace context headers (traceparent) to send with it, when traces are on. */
   traceHeaders?: Record<string, string>;
+  /** Told when the request is held for its model to wake, and how long it was (a pinned request is never held). */
+  hold?: HoldHooks;
 }
 
 export interface SendOptions {
@@ -100,7 +103,8 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
   for (let attempt = 1; ; attempt++) {
-    const picked = await pool.acquire(call.pick, tried, call.signal);
+    // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
+    const picked = await pool.acquire(call.pick, tried, call.signal, attempt === 1 && !call.pinned ? call.hold : undefined);
     if (call.signal.aborted) {
       if (picked.ok) pool.release(picked.replica);
       return { answered: false, attempts: attempt };
