@@ -204,6 +204,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       loadScraper.stop();
       keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
+      // Requests held for a model to wake would outlast the grace: answered 503 now, their clients retry elsewhere.
+      for (const pool of registry.all()) pool.wakeQueue?.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections that go idle while in-flight requests finish are closed as they go idle.
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);

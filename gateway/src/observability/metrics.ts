@@ -169,7 +169,7 @@ export class GatewayMetrics {
 
   readonly heldRequests = new Counter({
     name: "gateway_held_requests_total",
-    help: "Requests held for a model waking from zero, by how they left: released (to a replica), saturated (over wake.maxHeld, refused with 429), timed_out (past wake.timeoutMs), abandoned (the client left).",
+    help: "Requests held for a model waking from zero, by how they left: released (to a replica), saturated (over wake.maxHeld, refused with 429), timed_out (past wake.timeoutMs, or the gateway shutting down: 503), abandoned (the client left).",
     labelNames: ["model", "outcome"] as const,
     registers: [this.registry],
   });
@@ -285,7 +285,7 @@ export class GatewayMetrics {
     const waking = models.all().filter((p) => p.model.wake);
     new Gauge({
       name: "gateway_model_held_requests",
-      help: "Requests held now because the model (one that wakes on demand) has no ready replica, or waiting for room on the first one; the autoscaler's signal to wake it.",
+      help: "Requests held now because the model (one that wakes on demand) has no ready replica, or waiting for room on the first one; the autoscaler's signal to wake it. Also counted in gateway_requests_in_flight.",
       labelNames: ["model"] as const,
       registers: [this.registry],
       collect() {

@@ -28,6 +28,7 @@ export class WakeQueue {
   /** When the first request was held while the model had no ready replica (the current wake), else undefined. */
   private wakeSince: number | undefined;
   private listener: WakeSink | undefined;
+  private closed = false;
 
   constructor(private readonly wake: Wake) {}
 
@@ -45,6 +46,10 @@ export class WakeQueue {
    * `saturated` at once when the queue is full. The model has no ready replica when this is called.
    */
   hold(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, signal: AbortSignal | undefined, hooks?: HoldHooks): Promise<Replica | HeldOutcome> {
+    if (this.closed) {
+      this.listener?.outcome("timed_out");
+      return Promise.resolve("timed_out");
+    }
     if (this.held.length >= this.wake.maxHeld || signal?.aborted) {
       this.listener?.outcome(signal?.aborted ? "abandoned" : "saturated");
       return Promise.resolve(signal?.aborted ? "abandoned" : "saturated");
@@ -87,6 +92,15 @@ export class WakeQueue {
       this.held.shift();
       head.settle(replica);
     }
+  }
+
+  /**
+   * The gateway is shutting down: what is held ends now as timed out (a 503 its client retries on another gateway
+   * replica) rather than being cut when the shutdown grace ends, and nothing more is held.
+   */
+  close(): void {
+    this.closed = true;
+    for (const entry of this.held.splice(0)) entry.settle("timed_out");
   }
 
   /** Whether a wake is under way (a request was held and no replica has been ready since). */

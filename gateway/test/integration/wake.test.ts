@@ -236,6 +236,25 @@ describe("a model at zero replicas, endpoints mode (nothing listening yet)", () 
   });
 });
 
+describe("a gateway shutting down with requests held", () => {
+  it("answers them 503 model_not_ready (their clients retry another gateway replica) instead of cutting them at the end of its grace", async () => {
+    const port = await reservePort();
+    const h = await startHarness([], { settings: { shutdownGraceMs: 60_000 }, mapCatalog: () => ({ models: [asleep("idle", port, { timeoutMs: 120_000, maxHeld: 4 })] }) });
+    try {
+      const answer = h.fetch("/v1/chat/completions", { json: chatBody("idle") });
+      await waitFor(async () => (await held(h, "idle")) === 1, 10_000, "one held");
+      const closed = h.gateway.close();
+      const res = await answer;
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as ErrorBody).error.code).toBe("model_not_ready");
+      expect(res.headers.get("retry-after")).toBeTruthy();
+      await closed;
+    } finally {
+      await h.close();
+    }
+  });
+});
+
 describe("a model at zero replicas found by DNS (dns and pool modes)", () => {
   const records = new Map<string, string[]>();
   let dnsServer: LoopbackDns;
