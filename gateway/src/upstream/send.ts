@@ -90,7 +90,8 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   const { pool } = call;
   // A pinned request counts every other replica as tried already: the pick can only be the pinned one.
   const tried = new Set<Replica>(call.pinned ? pool.replicas.filter((r) => r !== call.pinned) : []);
-  const maxAttempts = call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length));
+  // Counted when needed: a model that woke from zero had no replica when the request arrived.
+  const maxAttempts = () => (call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length)));
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(call.body.length),
@@ -110,7 +111,10 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       return { answered: false, attempts: attempt };
     }
     if (!picked.ok) {
-      if (picked.reason === "saturated" && attempt === 1) throw errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds);
+      if (picked.reason === "saturated" && attempt === 1) {
+        const waking = pool.wakeQueue && !pool.isReady;
+        throw (waking ? errors.wakeSaturated : errors.saturated)(pool.model.id, opts.retryAfterSaturatedSeconds);
+      }
       throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
     }
     const replica = picked.replica;
@@ -138,7 +142,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
         replica.eject(code);
         // Another replica can be tried only while the body is still held (the connection failed before the
         // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
-        if (attempt < maxAttempts && call.body.held) {
+        if (attempt < maxAttempts() && call.body.held) {
           call.retried?.();
           continue;
         }

@@ -47,8 +47,8 @@ describe("traces: one GenAI span per inference request", () => {
       mapCatalog: (c) => ({
         ...c,
         models: [
-          ...c.models.map((m) => (m.id === "chat" ? { ...m, upstream: { mode: "endpoints", endpoints: [{ url: hop.url }] } } : m)),
-          { id: "asleep", category: "generative", upstream: { mode: "endpoints", endpoints: [{ url: "http://127.0.0.1:9" }] }, wake: { timeoutMs: 200, maxHeld: 2 } },
+          ...c.models.map((m) => (m.id === "chat" ? { ...m, upstream: { mode: "endpoints" as const, endpoints: [{ url: hop.url }] } } : m)),
+          { id: "asleep", category: "generative" as const, upstream: { mode: "endpoints" as const, endpoints: [{ url: "http://127.0.0.1:9" }] }, wake: { timeoutMs: 200, maxHeld: 2 } },
         ],
         aliases: [{ id: "default", models: ["chat"] }],
       }),

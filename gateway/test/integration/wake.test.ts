@@ -107,7 +107,9 @@ describe("a model at zero replicas, endpoints mode (nothing listening yet)", () 
 
     const over = await chat("sleepy");
     expect(over.status).toBe(429);
-    expect(((await over.json()) as ErrorBody).error.code).toBe("model_saturated");
+    const overBody = (await over.json()) as ErrorBody & { error: { message: string } };
+    expect(overBody.error.code).toBe("model_saturated");
+    expect(overBody.error.message).toMatch(/starting from zero replicas/);
     expect(over.headers.get("retry-after")).toBeTruthy();
     expect(await heldTotal(h, "sleepy", "saturated")).toBe(1);
 
