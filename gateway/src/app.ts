@@ -99,7 +99,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(exactRoutes(inference.exact));
   app.use(probeRoutes(state));
   app.use("/v1", auth);
-  app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds));
+  app.use(modelRoutes(deps.registry, settings.retryAfterNotReadySeconds, settings.listWakeModels));
   app.use(inference.router);
   app.use(followUpRoutes({ registry: deps.registry, limiter: deps.limiter, ids: deps.responseIds, options: upstreamOptions }));
   app.use((req, _res) => {

@@ -137,7 +137,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     dispatcher,
     { intervalMs: settings.healthIntervalMs, timeoutMs: settings.healthTimeoutMs, unhealthyThreshold: settings.unhealthyThreshold },
     log,
+    // A replica that turns ready releases what its model holds or queues at once, not at the next recheck.
+    (replica) => registry.get(replica.modelId)?.drain(),
   );
+  for (const pool of registry.all()) pool.wakeQueue?.listen(metrics.forWake(pool.model.id));
 
   const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
   const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
@@ -201,6 +204,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       loadScraper.stop();
       keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
+      // Requests held for a model to wake would outlast the grace: answered 503 now, their clients retry elsewhere.
+      for (const pool of registry.all()) pool.wakeQueue?.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections that go idle while in-flight requests finish are closed as they go idle.
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);

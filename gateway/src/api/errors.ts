@@ -212,6 +212,17 @@ export const errors = {
       retryAfterHeaders(retryAfterSeconds),
     ),
 
+  /** model_saturated of a model waking from zero: no replica is at capacity, its hold queue is full. */
+  wakeSaturated: (model: string, retryAfterSeconds: number) =>
+    new ApiError(
+      429,
+      `Model \`${model}\` is starting from zero replicas and already holds as many waiting requests as it may. Retry after ${retryAfterSeconds}s.`,
+      "overloaded_error",
+      "model_saturated",
+      null,
+      retryAfterHeaders(retryAfterSeconds),
+    ),
+
   notReady: (model: string, retryAfterSeconds: number) =>
     new ApiError(
       503,

@@ -81,6 +81,27 @@ export const RoutingSchema = z.strictObject({
   maxQueueLength: z.number().int().nonnegative().default(64),
 });
 
+/**
+ * The model may be at zero replicas and wakes on demand (an autoscaler starts a replica when the gateway reports held
+ * requests): while it has no ready replica, requests are held instead of answered 503 at once.
+ */
+export const WakeSchema = z
+  .strictObject({
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .default(600_000)
+      .meta({ description: "How long a request may be held waiting for the model's first ready replica before it gets 503 `model_not_ready`, ms." }),
+    maxHeld: z
+      .number()
+      .int()
+      .positive()
+      .default(64)
+      .meta({ description: "Requests held at once (per gateway replica); one more gets 429 `model_saturated` straight away." }),
+  })
+  .meta({ description: "The model may be at zero replicas and wakes on demand: with no ready replica, requests are held (up to `maxHeld`, for `timeoutMs`) instead of refused." });
+
 export const ModelCategorySchema = z.enum(["generative", "embedder"]);
 
 export const CatalogModelSchema = z.strictObject({
@@ -96,12 +117,13 @@ export const CatalogModelSchema = z.strictObject({
   created: z.number().int().nonnegative().optional(),
   upstream: UpstreamSchema,
   routing: RoutingSchema.prefault({}),
+  wake: WakeSchema.optional(),
 });
 
 /**
  * A name clients may send instead of a model id: it stands for one or more served models of one category, in order
  * of preference; a request goes to the first with a ready replica (a fallback when the preferred model is down,
- * scaled to zero or being swapped).
+ * scaled to zero or being swapped), or with none ready, is held for the first that wakes on demand.
  */
 export const AliasSchema = z.strictObject({
   id: ModelIdSchema,
@@ -123,6 +145,10 @@ export const CatalogSchema = z
         // An endpoint picker parses chat and completions bodies only: embeddings must not go through one.
         if (m?.category === "embedder" && m.upstream?.mode === "pool") {
           ctx.addIssue({ code: "custom", path: ["models", i, "upstream", "mode"], message: "an embedder is reached in dns or endpoints mode: an InferencePool's endpoint picker does not parse embeddings requests" });
+        }
+        // Without a readiness name a pool always counts as ready: nothing would ever be held.
+        if (m?.wake && m.upstream?.mode === "pool" && !m.upstream.readiness) {
+          ctx.addIssue({ code: "custom", path: ["models", i, "wake"], message: "a pool model wakes only with `upstream.readiness`: without it the pool always counts as ready" });
         }
         if (typeof m?.id !== "string") return;
         if (seen.has(m.id)) {
@@ -165,3 +191,4 @@ export type CatalogModel = z.infer<typeof CatalogModelSchema>;
 export type ModelCategory = z.infer<typeof ModelCategorySchema>;
 export type Upstream = z.infer<typeof UpstreamSchema>;
 export type Routing = z.infer<typeof RoutingSchema>;
+export type Wake = z.infer<typeof WakeSchema>;

@@ -266,6 +266,10 @@ const SettingsObject = z.strictObject({
     .nonnegative()
     .default(1000)
     .meta(about("How often each replica's `/metrics` is read for its queue and KV-cache use, ms; 0: never (routing then sees only the gateway's own in-flight counts).")),
+  listWakeModels: z
+    .stringbool()
+    .default(false)
+    .meta(about("`true`: `/v1/models` also lists models [at zero](gateway-api.md#models-at-zero) that wake on demand.")),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
   retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready` or `response_replica_unavailable` the gateway makes, seconds.")),
   // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
@@ -360,6 +364,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   logLinesPerSecond: "GATEWAY_LOG_LINES_PER_SECOND",
   sseKeepAliveMs: "GATEWAY_SSE_KEEPALIVE_MS",
   loadScrapeIntervalMs: "GATEWAY_LOAD_SCRAPE_INTERVAL_MS",
+  listWakeModels: "GATEWAY_LIST_WAKE_MODELS",
   retryAfterSaturatedSeconds: "GATEWAY_RETRY_AFTER_SATURATED_SECONDS",
   retryAfterNotReadySeconds: "GATEWAY_RETRY_AFTER_NOT_READY_SECONDS",
   drainDelayMs: "GATEWAY_DRAIN_DELAY_MS",

@@ -13,6 +13,8 @@ export interface RequestLogFields {
   stream?: boolean;
   replica?: string;
   attempts?: number;
+  /** How long the request was held for its model to wake from zero, ms (absent when it was not held). */
+  heldMs?: number;
   promptTokens?: number;
   completionTokens?: number;
   errorCode?: string | null;

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { EventLoopDelay } from "./event-loop-delay";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
 
@@ -20,7 +20,7 @@ export interface ModelMetrics extends TokenTimingSink {
 
 /** What the serving gauges read at each scrape: the models and their replicas (upstream/registry.ts). */
 export interface ServingState {
-  all(): readonly { readonly model: { readonly id: string }; readonly isReady: boolean }[];
+  all(): readonly { readonly model: { readonly id: string; readonly wake?: object }; readonly isReady: boolean; readonly heldLength: number }[];
   replicas(): readonly ReplicaState[];
 }
 
@@ -31,6 +31,19 @@ export interface ReplicaState {
   readonly inFlight: number;
   readonly saturated: boolean;
 }
+
+/** What a model's hold queue reports (upstream/wake-queue.ts): how held requests left, and each wake's duration. */
+export interface WakeSink {
+  outcome(outcome: HeldOutcome): void;
+  woke(seconds: number): void;
+}
+
+/** How a held request left: given a replica, refused over `maxHeld`, past `timeoutMs`, or its client left. */
+export const HELD_OUTCOMES = ["released", "saturated", "timed_out", "abandoned"] as const;
+export type HeldOutcome = (typeof HELD_OUTCOMES)[number];
+
+/** Time to wake, 1 s to 20 min: a cached model on a warm node at the low end, a cold node and a download at the top. */
+const WAKE_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 900, 1200];
 
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
@@ -154,6 +167,28 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly heldRequests = new Counter({
+    name: "gateway_held_requests_total",
+    help: "Requests held for a model waking from zero, by how they left: released (to a replica), saturated (over wake.maxHeld, refused with 429), timed_out (past wake.timeoutMs, or the gateway shutting down: 503), abandoned (the client left).",
+    labelNames: ["model", "outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly wakeSeconds = new Histogram({
+    name: "gateway_model_wake_seconds",
+    help: "Time from the first request held while the model had no ready replica to its first ready replica.",
+    labelNames: ["model"] as const,
+    buckets: WAKE_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly wakes = new Counter({
+    name: "gateway_model_wakes_total",
+    help: "Times a model woke: a replica became ready while requests waited for one (see gateway_model_wake_seconds).",
+    labelNames: ["model"] as const,
+    registers: [this.registry],
+  });
+
   /** The event loop's delay (p99 and longest over the last window): stalls every request in the process waits out. */
   readonly eventLoop = new EventLoopDelay(this.registry);
 
@@ -175,6 +210,17 @@ export class GatewayMetrics {
       this.perModel.set(model, m);
     }
     return m;
+  }
+
+  /** Where a model's hold queue reports. */
+  forWake(model: string): WakeSink {
+    return {
+      outcome: (outcome) => this.heldRequests.inc({ model, outcome }),
+      woke: (seconds) => {
+        this.wakeSeconds.observe({ model }, seconds);
+        this.wakes.inc({ model });
+      },
+    };
   }
 
   /** Gauges read at scrape time from the transport and the body budget (they exist once the server does). */
@@ -236,5 +282,21 @@ export class GatewayMetrics {
         for (const p of models.all()) this.set({ model: p.model.id }, p.isReady ? 1 : 0);
       },
     });
+    const waking = models.all().filter((p) => p.model.wake);
+    new Gauge({
+      name: "gateway_model_held_requests",
+      help: "Requests held now because the model (one that wakes on demand) has no ready replica, or waiting for room on the first one; the autoscaler's signal to wake it. Also counted in gateway_requests_in_flight.",
+      labelNames: ["model"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const p of waking) this.set({ model: p.model.id }, p.heldLength);
+      },
+    });
+    // Present at 0 from the start, so the first wake shows as an increase.
+    for (const { model } of waking) {
+      for (const outcome of HELD_OUTCOMES) this.heldRequests.inc({ model: model.id, outcome }, 0);
+      this.wakes.inc({ model: model.id }, 0);
+      this.wakeSeconds.zero({ model: model.id });
+    }
   }
 }

@@ -98,6 +98,7 @@ export class RequestTracing {
     if (ctx.firstTokenSeconds !== undefined) attributes["gen_ai.latency.time_to_first_token"] = ctx.firstTokenSeconds;
     if (f.replica) attributes["server.address"] = f.replica;
     if (f.attempts !== undefined) attributes["ai_platform.attempts"] = f.attempts;
+    if (f.heldMs !== undefined) attributes["ai_platform.held_ms"] = f.heldMs;
     span.setAttributes(attributes);
     const error = f.errorCode ?? f.streamError ?? (res.writableFinished ? undefined : "client_aborted");
     if (error || res.statusCode >= 500) {

@@ -88,7 +88,9 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
   perModel.inFlight.inc();
   const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
   try {
-    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, traceHeaders, ...sticky }, options);
+    // Held for a model waking from zero: a stream starts its keep-alives at once; the log line says how long.
+    const hold = pool.wakeQueue && { started: () => keepAlive?.held(), ended: (ms: number) => (ctx.log.heldMs = Math.round(ms)) };
+    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, traceHeaders, hold, ...sticky }, options);
     keepAlive?.stop();
     ctx.log.attempts = sent.attempts;
     ctx.log.replica = sent.replica?.url;

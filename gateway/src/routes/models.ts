@@ -10,24 +10,26 @@ function modelObject(id: string, pool: ModelPool, fallbackCreated: number) {
 }
 
 /**
- * GET /v1/models lists only what can serve now (a ready replica) and what the caller's key may use: models, then
- * the listed aliases (an alias is described by the model it would reach now).
+ * GET /v1/models lists only what can serve now (a ready replica; with `listWakeModels`, also a model that wakes on
+ * demand) and what the caller's key may use: models, then the listed aliases (an alias is described by the model it
+ * would reach now).
  */
-export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number): Router {
+export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number, listWakeModels = false): Router {
   const router = Router();
+  const serves = (p: ModelPool) => p.isReady || (listWakeModels && p.wakeQueue !== undefined);
   const listedAliases = (req: Request) =>
     registry
       .aliases()
       .filter(({ alias }) => alias.listed && callerMayUse(contextOf(req.res!), alias.id))
       .flatMap(({ alias, pools }) => {
-        const ready = pools.find((p) => p.isReady);
-        return ready ? [modelObject(alias.id, ready, registry.loadedAt)] : [];
+        const serving = pools.find((p) => p.isReady) ?? pools.find(serves);
+        return serving ? [modelObject(alias.id, serving, registry.loadedAt)] : [];
       });
 
   router.get("/v1/models", (req, res) => {
     const models = registry
       .all()
-      .filter((p) => p.isReady && callerMayUse(contextOf(req.res!), p.model.id))
+      .filter((p) => serves(p) && callerMayUse(contextOf(req.res!), p.model.id))
       .map((p) => modelObject(p.model.id, p, registry.loadedAt));
     res.json({ object: "list", data: [...models, ...listedAliases(req)] });
   });
@@ -38,7 +40,7 @@ export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: 
     const id = Array.isArray(segments) ? segments.join("/") : segments;
     const resolved = registry.resolve(id);
     if (!resolved || !callerMayUse(contextOf(req.res!), id)) throw errors.modelNotFound(id);
-    if (!resolved.pool.isReady) throw errors.notReady(id, retryAfterNotReadySeconds);
+    if (!serves(resolved.pool)) throw errors.notReady(id, retryAfterNotReadySeconds);
     res.json(modelObject(id, resolved.pool, registry.loadedAt));
   });
   return router;

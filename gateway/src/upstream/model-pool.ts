@@ -2,6 +2,7 @@ import type { CatalogModel } from "../config/catalog";
 import { createStrategy, type PickContext, type Strategy } from "./balancer";
 import { Replica } from "./replica";
 import * as filters from "./routing/filters";
+import { WakeQueue, type HoldHooks } from "./wake-queue";
 
 export type AcquireResult = { ok: true; replica: Replica } | { ok: false; reason: "not_ready" | "saturated" };
 
@@ -18,16 +19,20 @@ const QUEUE_RECHECK_MS = 50;
 /**
  * The replicas of one model and the choice among them. Only ready, unsaturated replicas are candidates
  * (routing/filters.ts); the model's strategy scores them and picks one. When every ready replica is saturated, requests wait in a short FIFO
- * queue (bounded in length and time) before the caller answers 429.
+ * queue (bounded in length and time) before the caller answers 429. A model that wakes on demand (`wake`) holds
+ * requests while it has no ready replica (wake-queue.ts); they go first once one is ready, as fast as it has room.
  */
 export class ModelPool {
   private list: Replica[] = [];
   private readonly strategy: Strategy;
   private readonly queue: Waiter[] = [];
   private recheck: NodeJS.Timeout | undefined;
+  /** Requests held while the model has no ready replica; only for a model that wakes on demand. */
+  readonly wakeQueue: WakeQueue | undefined;
 
   constructor(readonly model: CatalogModel) {
     this.strategy = createStrategy(model.routing);
+    this.wakeQueue = model.wake ? new WakeQueue(model.wake) : undefined;
     const up = model.upstream;
     if (up.mode === "endpoints") {
       this.list = up.endpoints.map((e) => this.newReplica(e.url, e.maxConcurrency));
@@ -53,6 +58,11 @@ export class ModelPool {
     return this.queue.length;
   }
 
+  /** Requests held now for the model to wake (0 for a model that does not). */
+  get heldLength(): number {
+    return this.wakeQueue?.length ?? 0;
+  }
+
   /** Whether routing weighs prompt prefixes (only then is a request's prompt hashed). */
   get routesOnPrefix(): boolean {
     return this.model.routing.strategy === "prefix-affinity";
@@ -76,11 +86,16 @@ export class ModelPool {
     this.drain();
   }
 
-  /** Picks a replica now, or waits in the queue for one; `signal` abandons the wait. */
-  acquire(ctx: PickContext = {}, exclude?: ReadonlySet<Replica>, signal?: AbortSignal): Promise<AcquireResult> {
-    // Arrivals do not overtake requests already waiting.
-    const now = this.queue.length === 0 ? this.tryPick(ctx, exclude) : undefined;
-    if (now && (now.ok || now.reason === "not_ready")) return Promise.resolve(now);
+  /**
+   * Picks a replica now, or waits in the queue for one; `signal` abandons the wait. With `hold` (a request that may
+   * go to any replica), a model that wakes on demand and has no ready replica holds it instead of answering not_ready.
+   */
+  acquire(ctx: PickContext = {}, exclude?: ReadonlySet<Replica>, signal?: AbortSignal, hold?: HoldHooks): Promise<AcquireResult> {
+    // Arrivals do not overtake requests already waiting or held.
+    const now = this.queue.length === 0 && this.heldLength === 0 ? this.tryPick(ctx, exclude) : undefined;
+    if (now?.ok) return Promise.resolve(now);
+    if (hold && this.wakeQueue && !this.isReady) return this.held(this.wakeQueue, ctx, exclude, signal, hold);
+    if (now?.reason === "not_ready") return Promise.resolve(now);
     if (now === undefined && !this.isReady) return Promise.resolve({ ok: false, reason: "not_ready" });
     const { queueTimeoutMs, maxQueueLength } = this.model.routing;
     if (queueTimeoutMs <= 0 || this.queue.length >= maxQueueLength || signal?.aborted) return Promise.resolve({ ok: false, reason: "saturated" });
@@ -103,21 +118,39 @@ export class ModelPool {
     });
   }
 
+  private async held(queue: WakeQueue, ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, signal: AbortSignal | undefined, hooks: HoldHooks): Promise<AcquireResult> {
+    const pending = queue.hold(ctx, exclude, signal, hooks);
+    this.ensureRecheck();
+    const end = await pending;
+    if (typeof end !== "string") return { ok: true, replica: end };
+    // Past its deadline with a replica up but full, the request met load (429), not a model that is not there (503).
+    return { ok: false, reason: end === "timed_out" && !this.isReady ? "not_ready" : "saturated" };
+  }
+
   release(replica: Replica): void {
     replica.inFlight = Math.max(0, replica.inFlight - 1);
     this.drain();
   }
 
-  /** Serves waiting requests in order while replicas have room. */
+  /** Serves held, then waiting, requests in order while replicas have room. */
   drain(): void {
-    while (this.queue.length > 0) {
+    const wake = this.wakeQueue;
+    if (wake && (wake.waking || wake.length > 0) && this.isReady) {
+      wake.ready();
+      wake.release((ctx, exclude) => {
+        const r = this.tryPick(ctx, exclude);
+        return r.ok ? r.replica : undefined;
+      });
+    }
+    // Held requests came first: the saturation queue waits until they are placed.
+    while (this.queue.length > 0 && this.heldLength === 0) {
       const head = this.queue[0]!;
       const r = this.tryPick(head.ctx, head.exclude);
       if (!r.ok && r.reason === "saturated") break;
       this.queue.shift();
       head.resolve(r);
     }
-    if (this.queue.length === 0 && this.recheck) {
+    if (this.queue.length === 0 && this.heldLength === 0 && this.recheck) {
       clearInterval(this.recheck);
       this.recheck = undefined;
     }

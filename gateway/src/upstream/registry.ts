@@ -26,8 +26,8 @@ export class ModelRegistry {
   }
 
   /**
-   * A model id, or an alias: its first model with a ready replica; when none is ready, its first model, so the
-   * caller gets that model's "not ready" answer.
+   * A model id, or an alias: its first model with a ready replica; when none is ready, its first model that wakes on
+   * demand (the request is held while it wakes), else its first model, so the caller gets its "not ready" answer.
    */
   resolve(name: string, prefer?: ModelPool): Resolved | undefined {
     const pool = this.pools.get(name);
@@ -36,7 +36,8 @@ export class ModelRegistry {
     if (!entry) return undefined;
     // `prefer`: the model holding the stored response a turn continues, if the alias stands for it.
     const preferred = prefer && entry.pools.includes(prefer) ? prefer : undefined;
-    return { pool: preferred ?? entry.pools.find((p) => p.isReady) ?? entry.pools[0]!, alias: entry.alias };
+    const target = preferred ?? entry.pools.find((p) => p.isReady) ?? entry.pools.find((p) => p.wakeQueue) ?? entry.pools[0]!;
+    return { pool: target, alias: entry.alias };
   }
 
   /** The names a model can be reached by: its id and the aliases that stand for it (for a key's model list). */

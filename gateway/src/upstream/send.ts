@@ -4,6 +4,7 @@ import type { HeldBody } from "../http/body/held-body";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import type { Replica } from "./replica";
+import type { HoldHooks } from "./wake-queue";
 
 /** One inference request on its way to a model server. */
 export interface UpstreamCall {
@@ -28,6 +29,8 @@ export interface UpstreamCall {
   beforeAttempt?(replica: Replica): void;
   /** Trace context headers (traceparent) to send with it, when traces are on. */
   traceHeaders?: Record<string, string>;
+  /** Told when the request is held for its model to wake, and how long it was (a pinned request is never held). */
+  hold?: HoldHooks;
 }
 
 export interface SendOptions {
@@ -87,7 +90,8 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   const { pool } = call;
   // A pinned request counts every other replica as tried already: the pick can only be the pinned one.
   const tried = new Set<Replica>(call.pinned ? pool.replicas.filter((r) => r !== call.pinned) : []);
-  const maxAttempts = call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length));
+  // Counted when needed: a model that woke from zero had no replica when the request arrived.
+  const maxAttempts = () => (call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length)));
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(call.body.length),
@@ -100,13 +104,17 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
   for (let attempt = 1; ; attempt++) {
-    const picked = await pool.acquire(call.pick, tried, call.signal);
+    // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
+    const picked = await pool.acquire(call.pick, tried, call.signal, attempt === 1 && !call.pinned ? call.hold : undefined);
     if (call.signal.aborted) {
       if (picked.ok) pool.release(picked.replica);
       return { answered: false, attempts: attempt };
     }
     if (!picked.ok) {
-      if (picked.reason === "saturated" && attempt === 1) throw errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds);
+      if (picked.reason === "saturated" && attempt === 1) {
+        const waking = pool.wakeQueue && !pool.isReady;
+        throw (waking ? errors.wakeSaturated : errors.saturated)(pool.model.id, opts.retryAfterSaturatedSeconds);
+      }
       throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
     }
     const replica = picked.replica;
@@ -134,7 +142,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
         replica.eject(code);
         // Another replica can be tried only while the body is still held (the connection failed before the
         // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
-        if (attempt < maxAttempts && call.body.held) {
+        if (attempt < maxAttempts() && call.body.held) {
           call.retried?.();
           continue;
         }

@@ -4,38 +4,9 @@
 // - pool mode: the model is listed, and requests go to the InferencePool, only while its readiness name resolves;
 // - embeddings never go through an endpoint picker.
 import { promises as dnsPromises, setServers, getServers } from "node:dns";
-import dns2 from "dns2";
 import { parseCatalog } from "../../src/config/load-catalog";
+import { startDnsServer } from "../support/dns-server";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
-
-const { Packet } = dns2;
-
-/** An authoritative server for *.test.internal: names in `records` answer A, `failing` ones SERVFAIL, the rest NXDOMAIN. */
-async function startDnsServer(records: Map<string, string[]>, failing: Set<string>): Promise<{ port: number; close(): Promise<void> }> {
-  const server = dns2.createServer({
-    udp: true,
-    handle: (request, send) => {
-      const [question] = request.questions;
-      if (question && failing.has(question.name.toLowerCase())) {
-        send(Packet.createErrorResponseFromRequest(request, 2));
-        return;
-      }
-      const addresses = question ? records.get(question.name.toLowerCase()) : undefined;
-      if (!question || !addresses) {
-        send(Packet.createErrorResponseFromRequest(request, 3));
-        return;
-      }
-      const response = Packet.createResponseFromRequest(request);
-      if (question.type === Packet.TYPE.A) {
-        for (const address of addresses) response.answers.push(Packet.createResourceFromQuestion(question, { ttl: 1, address }));
-      }
-      send(response);
-    },
-  });
-  const addresses = await server.listen({ udp: { port: 0, address: "127.0.0.1" } });
-  if (!addresses.udp) throw new Error("the DNS server did not listen on UDP");
-  return { port: addresses.udp.port, close: () => server.close() };
-}
 
 describe("discovery and readiness against a real DNS server", () => {
   const records = new Map<string, string[]>();

@@ -46,7 +46,10 @@ describe("traces: one GenAI span per inference request", () => {
       // The chat model is reached through the recording hop only.
       mapCatalog: (c) => ({
         ...c,
-        models: c.models.map((m) => (m.id === "chat" ? { ...m, upstream: { mode: "endpoints", endpoints: [{ url: hop.url }] } } : m)),
+        models: [
+          ...c.models.map((m) => (m.id === "chat" ? { ...m, upstream: { mode: "endpoints" as const, endpoints: [{ url: hop.url }] } } : m)),
+          { id: "asleep", category: "generative" as const, upstream: { mode: "endpoints" as const, endpoints: [{ url: "http://127.0.0.1:9" }] }, wake: { timeoutMs: 200, maxHeld: 2 } },
+        ],
         aliases: [{ id: "default", models: ["chat"] }],
       }),
     });
@@ -108,6 +111,17 @@ describe("traces: one GenAI span per inference request", () => {
     const [failed] = await spans();
     expect(failed!.status.code).toBe(SpanStatusCode.ERROR);
     expect(failed!.attributes).toMatchObject({ "error.type": "model_not_ready", "http.response.status_code": 503 });
+    expect(failed!.attributes["ai_platform.held_ms"]).toBeUndefined();
+  });
+
+  it("a request held for its model to wake says for how long (here until its wake timeout)", async () => {
+    const res = await h.fetch("/v1/chat/completions", { json: chatBody("asleep") });
+    expect(res.status).toBe(503);
+    const [span] = await spans();
+    expect(typeof span!.attributes["ai_platform.held_ms"]).toBe("number");
+    const line = () => h.logs.find((l) => l.msg === "request" && l.model === "asleep");
+    await waitFor(() => line() !== undefined, 5000, "the request line");
+    expect(line()!.heldMs).toBe(span!.attributes["ai_platform.held_ms"]);
   });
 });
 

@@ -135,6 +135,50 @@ describe("model pool", () => {
     expect(await p.acquire()).toEqual({ ok: false, reason: "not_ready" });
   });
 
+  it("wake: held requests go first once a replica is ready, ahead of later arrivals, as it has room", async () => {
+    const model = parseCatalog({
+      models: [{ id: "w", category: "generative", maxConcurrency: 1, routing: { queueTimeoutMs: 10_000 }, upstream: { mode: "endpoints", endpoints: [{ url: "http://r0:8000" }] }, wake: { timeoutMs: 10_000, maxHeld: 2 } }],
+    }).models[0]!;
+    const p = new ModelPool(model);
+    const hooks = { started: jest.fn(), ended: jest.fn() };
+    const order: string[] = [];
+    const held = ["a", "b"].map((name) => p.acquire({}, undefined, undefined, hooks).then((r) => (order.push(name), r)));
+    expect(p.heldLength).toBe(2);
+    expect(hooks.started).toHaveBeenCalledTimes(2);
+    // Without hooks (a retry, a pinned follow-up) nothing is held: not_ready at once.
+    expect(await p.acquire()).toEqual({ ok: false, reason: "not_ready" });
+    expect(await p.acquire({}, undefined, undefined, hooks)).toEqual({ ok: false, reason: "saturated" }); // maxHeld
+
+    p.replicas[0]!.markHealthy();
+    // An arrival now queues behind the held ones rather than taking the replica.
+    const late = p.acquire({}, undefined, undefined, hooks).then((r) => (order.push("late"), r));
+    p.drain();
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(["a"]);
+    for (let i = 0; i < 2; i++) {
+      p.release(p.replicas[0]!);
+      await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all([...held, late]);
+    expect(order).toEqual(["a", "b", "late"]);
+    expect(hooks.ended).toHaveBeenCalledTimes(2);
+  });
+
+  it("wake: past its deadline a held request is not_ready with no replica, saturated with one up but full", async () => {
+    const model = parseCatalog({
+      models: [{ id: "w", category: "generative", maxConcurrency: 1, upstream: { mode: "endpoints", endpoints: [{ url: "http://r0:8000" }] }, wake: { timeoutMs: 30, maxHeld: 4 } }],
+    }).models[0]!;
+    const p = new ModelPool(model);
+    expect(await p.acquire({}, undefined, undefined, {})).toEqual({ ok: false, reason: "not_ready" });
+    p.replicas[0]!.markHealthy();
+    expect((await p.acquire({}, undefined, undefined, {})).ok).toBe(true);
+    p.replicas[0]!.eject("ECONNREFUSED");
+    const waiting = p.acquire({}, undefined, undefined, {});
+    p.replicas[0]!.markHealthy(); // back, but its one slot is taken
+    expect(await waiting).toEqual({ ok: false, reason: "saturated" });
+    expect(p.heldLength).toBe(0);
+  });
+
   it("ignores stale scraped load", () => {
     const [r] = replicas(1, 4);
     r!.maxWaiting = 1;

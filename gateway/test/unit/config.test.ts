@@ -24,6 +24,14 @@ describe("model catalog", () => {
     expect(() => parseCatalog({ models: [{ ...model("a"), maxConcurency: 3 }] })).toThrow(/maxConcurency/);
   });
 
+  it("wake: defaults, bounds, and a pool model only with a readiness name to wake by", () => {
+    expect(parseCatalog({ models: [{ ...model("a"), wake: {} }] }).models[0]!.wake).toEqual({ timeoutMs: 600_000, maxHeld: 64 });
+    expect(() => parseCatalog({ models: [{ ...model("a"), wake: { maxHeld: 0 } }] })).toThrow(/models\[0\]\.wake\.maxHeld/);
+    const pool = { id: "p", category: "generative", upstream: { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local" }, wake: {} };
+    expect(() => parseCatalog({ models: [pool] })).toThrow(/models\[0\]\.wake: a pool model wakes only with `upstream.readiness`/);
+    expect(parseCatalog({ models: [{ ...pool, upstream: { ...pool.upstream, readiness: { host: "model-p.serving.svc.cluster.local", port: 8000 } } }] }).models[0]!.wake).toBeDefined();
+  });
+
   it("aliases name models of the catalog, of one category, under names of their own", () => {
     const embedder = { ...model("e"), category: "embedder" };
     const ok = parseCatalog({ models: [model("a"), model("b")], aliases: [{ id: "chat", models: ["b", "a"] }] });
@@ -75,6 +83,12 @@ describe("gateway settings", () => {
   });
   it("names the environment variable that is wrong", () => {
     expect(() => settingsFromEnv({ PORT: "http", GATEWAY_HEALTH_INTERVAL_MS: "-1" })).toThrow(/PORT[\s\S]*GATEWAY_HEALTH_INTERVAL_MS/);
+  });
+  it("reads booleans as words, refusing anything else", () => {
+    expect(settingsFromEnv({}).listWakeModels).toBe(false);
+    expect(settingsFromEnv({ GATEWAY_LIST_WAKE_MODELS: "true" }).listWakeModels).toBe(true);
+    expect(settingsFromEnv({ GATEWAY_LIST_WAKE_MODELS: "false" }).listWakeModels).toBe(false);
+    expect(() => settingsFromEnv({ GATEWAY_LIST_WAKE_MODELS: "maybe" })).toThrow(/GATEWAY_LIST_WAKE_MODELS/);
   });
 });
 
