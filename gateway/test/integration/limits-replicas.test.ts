@@ -95,16 +95,20 @@ describeWithRedis("per-key limits across three gateway processes on one Redis", 
 
     // Then sustained load from six clients over the three gateways. Once it has emptied the bucket (the first
     // refusal) and the answers admitted while it drained are in (half a second later), what is admitted during the
-    // next window is the bucket's refill: 60.
+    // next window is the bucket's refill: 60. A request is admitted at some instant between its sending and its
+    // answer; on a loaded machine that span is long, so the count is bracketed: those whose whole span lies in the
+    // window (surely admitted in it) and those whose span touches it (perhaps admitted in it).
     let windowStart = 0;
     let windowEnd = Number.POSITIVE_INFINITY;
-    let admitted = 0;
+    let surely = 0;
+    let perhaps = 0;
     let sent = 0;
     const perGateway = [0, 0, 0];
     const giveUp = Date.now() + 4 * WINDOW_MS;
     await Promise.all(
       Array.from({ length: 6 }, async (_, c) => {
         while (Date.now() < Math.min(windowEnd, giveUp)) {
+          const from = Date.now();
           const res = await post(gws[c % 3]!, "rpm60", { max_tokens: 1 });
           await res.text();
           const at = Date.now();
@@ -113,17 +117,18 @@ describeWithRedis("per-key limits across three gateway processes on one Redis", 
             windowStart = at + 500;
             windowEnd = windowStart + WINDOW_MS;
           }
-          if (res.status === 200 && windowStart > 0 && at >= windowStart && at <= windowEnd) {
-            admitted++;
+          if (res.status === 200 && windowStart > 0 && at >= windowStart && from <= windowEnd) {
+            perhaps++;
+            if (from >= windowStart && at <= windowEnd) surely++;
             perGateway[c % 3]!++;
           }
           if (res.status === 429) expect(res.headers.get("x-ratelimit-limit-requests")).toBe("60");
         }
       }),
     );
-    console.log(`RPM 60 per ${WINDOW_MS} ms window, three gateways: burst of 150 in ${burstMs} ms admitted ${burstAdmitted} (refill allowance ${refill}); sustained window: ${sent} sent, ${admitted} admitted (per gateway ${perGateway.join("/")})`);
-    expect(admitted).toBeGreaterThanOrEqual(59);
-    expect(admitted).toBeLessThanOrEqual(61);
+    console.log(`RPM 60 per ${WINDOW_MS} ms window, three gateways: burst of 150 in ${burstMs} ms admitted ${burstAdmitted} (refill allowance ${refill}); sustained window: ${sent} sent, ${surely} to ${perhaps} admitted (per gateway ${perGateway.join("/")})`);
+    expect(perhaps).toBeGreaterThanOrEqual(59);
+    expect(surely).toBeLessThanOrEqual(61);
     await stayedShared();
   }, 60_000);
 
