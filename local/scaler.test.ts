@@ -15,7 +15,7 @@ const COLD: LocalModel = {
   replicas: 2,
   maxConcurrency: 4,
   simulator: { maxNumSeqs: 4, latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 0, prefillTimePerTokenMs: 0 } },
-  scaleToZero: { loadMs: 300, idleStopMs: 300 },
+  scaleToZero: { loadMs: 300, idleStopMs: 1500 },
 };
 const WARM: LocalModel = { ...COLD, id: "warm-chat", replicas: 1, scaleToZero: undefined };
 
@@ -66,6 +66,16 @@ describe("local scaler (a model that scales to zero under npm start)", () => {
     expect(sims.map((s) => s.url).sort()).toEqual(fleet.scaler.urls(COLD.id).sort());
     expect(sims.map((s) => s.config.startupDelayMs)).toEqual([300, 300]);
     expect(sims.reduce((n, s) => n + s.stats().completedTotal, 0)).toBe(1);
+
+    // What KEDA's triggers read, once the model is up: each replica's vLLM gauges, and the gateway's demand series.
+    for (const sim of sims) {
+      const text = await (await fetch(`${sim.url}/metrics`)).text();
+      for (const name of ["vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc"]) {
+        expect(text).toMatch(new RegExp(`^${name}\\{model_name="${COLD.id}"\\} \\d`, "m"));
+      }
+    }
+    const gatewayText = await (await fetch(gateway.metricsUrl)).text();
+    for (const name of ["gateway_model_held_requests", "gateway_requests_in_flight"]) expect(gatewayText).toMatch(new RegExp(`^${name}\\{model="${COLD.id}"\\} \\d`, "m"));
 
     if (fleet.scaler.state(COLD.id) !== "asleep") await once(fleet.scaler, "sleep");
     expect(fleet.scaler.state(COLD.id)).toBe("asleep");
