@@ -83,6 +83,7 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
  * the folder's `autoscaling.minReplicas: 0` can later turn it on with the schema's defaults (loadMs, idleStopMs).
  */
 export function localScaleToZero(def: ModelDefinition): Pick<LocalModel, "scaleToZero"> {
+  // Later: `?? (autoscaling.minReplicas === 0 ? LocalScaleToZeroSchema.parse({}) : undefined)` (the schema's defaults).
   const s = def.local.scaleToZero;
   return s ? { scaleToZero: { loadMs: s.loadMs, idleStopMs: s.idleStopMs } } : {};
 }
