@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: "node",
-  roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments", "<rootDir>/docs"],
+  roots: ["<rootDir>/gateway", "<rootDir>/simulator", "<rootDir>/infra", "<rootDir>/stacks", "<rootDir>/deployments", "<rootDir>/docs", "<rootDir>/local"],
   testMatch: ["**/*.test.ts"],
   // Floods hold tens of thousands of sockets for minutes: `npm run test:flood` (CI runs it after npm test).
   testPathIgnorePatterns: ["/node_modules/", "\\.flood\\.test\\.ts$"],

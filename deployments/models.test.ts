@@ -27,6 +27,9 @@ describe("deployments/models", () => {
     expect(fleet["sim-chat"]).toMatchObject({ replicas: 2, simulator: { toolCalling: true, maxNumSeqs: 16, latency: { timeToFirstTokenMs: 200, interTokenLatencyMs: 20 } } });
     expect(fleet["qwen3-8b"]).toMatchObject({ replicas: 1, simulator: { latency: { timeToFirstTokenMs: 30, interTokenLatencyMs: 12 } } });
     expect(fleet["bge-small-en-v1.5"]).toMatchObject({ category: "embedder", simulator: { embeddingDimensions: 384 } });
+    // sim-chat shows npm start's model at zero; the others run from the start.
+    expect(fleet["sim-chat"]?.scaleToZero).toEqual({ loadMs: 5000, idleStopMs: 60_000 });
+    expect(Object.values(fleet).filter((m) => m.scaleToZero).map((m) => m.id)).toEqual(["sim-chat"]);
     for (const m of Object.values(fleet)) expect(m.replicas).toBeLessThanOrEqual(MAX_LOCAL_REPLICAS);
   });
 

@@ -8,6 +8,8 @@ import { loadModelFolders, type ModelDefinition } from "../infra/serving/model-f
 import { flagValue } from "../infra/serving/server-args";
 import { parseDurationMs } from "../simulator/src/cli-args";
 import type { CatalogInput, ModelCategory, Routing } from "../gateway/src/config/catalog";
+import { LocalScaler, registryView, type ScaleToZero } from "./scaler";
+import type { ModelRegistry } from "../gateway/src/upstream/registry";
 
 /** One model of the local fleet: its catalog identity and how its simulated replicas behave. */
 export interface LocalModel {
@@ -18,6 +20,10 @@ export interface LocalModel {
   maxConcurrency: number;
   routing?: Routing;
   simulator: Omit<SimulatorConfigInput, "models" | "kind" | "host" | "port" | "podName">;
+  /** Starts with no replica; the first request wakes it (local/scaler.ts), and it stops again when idle. */
+  scaleToZero?: ScaleToZero;
+  /** The gateway's hold of a model at zero (catalog `wake`); its defaults when absent. */
+  wake?: { timeoutMs?: number; maxHeld?: number };
 }
 
 /** Built-in fleet, used only when no model folder exists under deployments/models. */
@@ -59,6 +65,7 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
     replicas: def.local.replicas ?? Math.min(Math.max(def.replicas, 1), MAX_LOCAL_REPLICAS),
     maxConcurrency: def.maxConcurrency,
     ...(def.routing ? { routing: def.routing } : {}),
+    ...localScaleToZero(def),
     simulator: {
       toolCalling: def.toolCalling,
       maxNumSeqs: def.maxConcurrency,
@@ -69,6 +76,16 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
       },
     },
   };
+}
+
+/**
+ * Whether the local model scales to zero, and how: the folder's `local.scaleToZero`. The one place to map it, so
+ * the folder's `autoscaling.minReplicas: 0` can later turn it on with the schema's defaults (loadMs, idleStopMs).
+ */
+export function localScaleToZero(def: ModelDefinition): Pick<LocalModel, "scaleToZero"> {
+  // Later: `?? (autoscaling.minReplicas === 0 ? LocalScaleToZeroSchema.parse({}) : undefined)` (the schema's defaults).
+  const s = def.local.scaleToZero;
+  return s ? { scaleToZero: { loadMs: s.loadMs, idleStopMs: s.idleStopMs } } : {};
 }
 
 /** A duration flag of the llm-d simulator ("200ms"; the folder check refuses what it cannot read), in ms. */
@@ -88,26 +105,35 @@ export function localFleet(dir: string = DEFAULT_MODELS_DIR): LocalModel[] {
 
 export interface RunningFleet {
   catalog: CatalogInput;
+  /** The replicas that run from the start (a model that scales to zero has its own, in `scaler`). */
   simulators: RunningSimulator[];
+  /** Starts and stops the replicas of the models that scale to zero. */
+  scaler: LocalScaler;
+  /** Hands the scaler the gateway's model pools: from then on demand wakes a model at zero. */
+  attach(registry: Pick<ModelRegistry, "get">): void;
   close(): Promise<void>;
 }
 
-/** Starts every replica of every model on loopback and returns the catalog that points at them. */
-export async function startLocalFleet(models: readonly LocalModel[] = localFleet()): Promise<RunningFleet> {
+/**
+ * Starts every replica of every model on loopback and returns the catalog that points at them. A model that scales
+ * to zero gets reserved addresses and no replica; the gateway holds its requests (`wake`) until the scaler wakes it.
+ */
+export async function startLocalFleet(models: readonly LocalModel[] = localFleet(), log?: (line: string) => void): Promise<RunningFleet> {
   const simulators: RunningSimulator[] = [];
   const catalog: CatalogInput = { models: [] };
+  const simulatorOf = (m: LocalModel) => ({ ...m.simulator, models: [m.id], kind: m.category === "embedder" ? ("embed" as const) : ("generate" as const) });
+  const cold = models.flatMap((m) => (m.scaleToZero ? [{ id: m.id, replicas: m.replicas, scaleToZero: m.scaleToZero, simulator: simulatorOf(m) }] : []));
+  const scaler = await LocalScaler.create(cold, log);
   try {
     for (const m of models) {
       const endpoints: { url: string }[] = [];
-      for (let i = 0; i < m.replicas; i++) {
-        const sim = await startSimulator({
-          ...m.simulator,
-          models: [m.id],
-          kind: m.category === "embedder" ? "embed" : "generate",
-          podName: `${m.id}-${i}`,
-        });
-        simulators.push(sim);
-        endpoints.push({ url: sim.url });
+      if (m.scaleToZero) for (const url of scaler.urls(m.id)) endpoints.push({ url });
+      else {
+        for (let i = 0; i < m.replicas; i++) {
+          const sim = await startSimulator({ ...simulatorOf(m), podName: `${m.id}-${i}` });
+          simulators.push(sim);
+          endpoints.push({ url: sim.url });
+        }
       }
       catalog.models.push({
         id: m.id,
@@ -116,11 +142,18 @@ export async function startLocalFleet(models: readonly LocalModel[] = localFleet
         maxConcurrency: m.maxConcurrency,
         upstream: { mode: "endpoints", endpoints },
         ...(m.routing ? { routing: m.routing } : {}),
+        ...(m.scaleToZero ? { wake: m.wake ?? {} } : {}),
       });
     }
   } catch (err) {
-    await Promise.all(simulators.map((s) => s.close()));
+    await Promise.all([...simulators.map((s) => s.close()), scaler.close()]);
     throw err;
   }
-  return { catalog, simulators, close: async () => void (await Promise.all(simulators.map((s) => s.close()))) };
+  return {
+    catalog,
+    simulators,
+    scaler,
+    attach: (registry) => scaler.start(registryView(registry)),
+    close: async () => void (await Promise.all([...simulators.map((s) => s.close()), scaler.close()])),
+  };
 }

@@ -5,7 +5,7 @@
 import { generateApiKey } from "../gateway/src/auth/api-keys";
 import { parseCatalog } from "../gateway/src/config/load-catalog";
 import { settingsFromEnv } from "../gateway/src/config/settings";
-import { startLocalFleet } from "./fleet";
+import { localFleet, startLocalFleet, type LocalModel } from "./fleet";
 import { startGateway } from "../gateway/src/server";
 
 async function main(): Promise<void> {
@@ -15,16 +15,21 @@ async function main(): Promise<void> {
   const settings = settingsFromEnv(process.env, {
     apiKey,
     host: process.env.GATEWAY_HOST ?? "127.0.0.1",
-    healthIntervalMs: Number(process.env.GATEWAY_HEALTH_INTERVAL_MS ?? 2000),
+    // Often enough that a model woken from zero serves within half a second of loading.
+    healthIntervalMs: Number(process.env.GATEWAY_HEALTH_INTERVAL_MS ?? 500),
     // Ephemeral unless chosen, so a local run never collides with a Prometheus on 9090.
     metricsPort: Number(process.env.GATEWAY_METRICS_PORT ?? 0),
     // No load balancer in front locally: Ctrl-C need not wait for endpoint removal.
     drainDelayMs: Number(process.env.GATEWAY_DRAIN_DELAY_MS ?? 0),
+    // A model at zero is listed, so it can be picked (its first request wakes it).
+    listWakeModels: process.env.GATEWAY_LIST_WAKE_MODELS ?? "true",
   });
 
-  const fleet = await startLocalFleet();
+  const local = localFleet();
+  const fleet = await startLocalFleet(local, (line) => process.stderr.write(`local scaler: ${line}\n`));
   const gateway = await startGateway({ settings, catalog: parseCatalog(fleet.catalog, "local fleet") });
-  const models = gateway.registry.all().map((p) => `${p.model.id} (${p.model.category}, ${p.replicas.length} replica${p.replicas.length > 1 ? "s" : ""})`);
+  fleet.attach(gateway.registry);
+  const models = local.map(describe);
   const chatModel = gateway.registry.all().find((p) => p.model.category === "generative")?.model.id ?? "MODEL";
   const base = `${gateway.url}/v1`;
   // The key is printed once; the examples read it from the variables the OpenAI SDKs already honour.
@@ -56,6 +61,13 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => void stop());
   process.once("SIGTERM", () => void stop());
+}
+
+/** "qwen3-8b (generative, 1 replica)"; a model at zero also says so and how long it takes to wake. */
+function describe(m: LocalModel): string {
+  const replicas = `${m.replicas} replica${m.replicas > 1 ? "s" : ""}`;
+  const cold = m.scaleToZero ? `, scales to zero, wakes in ~${Math.round(m.scaleToZero.loadMs / 1000)} s` : "";
+  return `${m.id} (${m.category}, ${replicas}${cold})`;
 }
 
 main().catch((err: Error) => {

@@ -87,6 +87,26 @@ export const InferencePoolValuesSchema = z.looseObject({
 });
 export type InferencePoolValues = z.infer<typeof InferencePoolValuesSchema>;
 
+/** `npm start` only: a model that starts with no simulated replica, wakes on its first request and stops when idle. */
+export const LocalScaleToZeroSchema = z
+  .strictObject({
+    loadMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(600_000)
+      .default(5000)
+      .meta({ description: "How long a woken replica takes to load before it answers, ms (the simulator's `startupDelayMs`)." }),
+    idleStopMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(86_400_000)
+      .default(60_000)
+      .meta({ description: "How long the model goes without a request before its replicas stop, ms." }),
+  })
+  .meta({ description: "The model starts with no replica: the first request wakes it, and it stops again when idle." });
+
 /** Optional `model.yaml` next to the folder pair: what the gateway needs and the chart values do not say. */
 export const ModelMetadataSchema = z.strictObject({
   /** `owned_by` in GET /v1/models. */
@@ -123,6 +143,7 @@ export const ModelMetadataSchema = z.strictObject({
       embeddingDimensions: z.number().int().min(1).max(16384).optional(),
       timeToFirstTokenMs: z.number().nonnegative().optional(),
       interTokenLatencyMs: z.number().nonnegative().optional(),
+      scaleToZero: LocalScaleToZeroSchema.optional(),
     })
     .optional(),
 });
