@@ -96,6 +96,8 @@ export const CatalogModelSchema = z.strictObject({
   created: z.number().int().nonnegative().optional(),
   upstream: UpstreamSchema,
   routing: RoutingSchema.prefault({}),
+  /** Present when the model may be at zero replicas: hold its requests up to `timeoutMs` while it wakes, at most `maxHeld`. */
+  wake: z.strictObject({ timeoutMs: z.number().int().positive(), maxHeld: z.number().int().positive() }).optional(),
 });
 
 /**
