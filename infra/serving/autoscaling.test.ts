@@ -49,7 +49,7 @@ describe("the autoscaling block", () => {
     expect(mergeAutoscaling({ maxReplicas: 2, targets: {} }, undefined).problems).toEqual(["targets: name at least one target: waitingPerReplica or kvCacheUsage"]);
     expect(mergeAutoscaling({ maxReplicas: 2, cooldownSeconds: 10 }, undefined).problems[0]).toMatch(/^cooldownSeconds: /);
     expect(mergeAutoscaling(undefined, { minReplicas: 0 }).problems[0]).toMatch(/^maxReplicas: /);
-    expect(mergeAutoscaling({ maxReplicas: 2, enabled: true } as object, undefined).problems[0]).toMatch(/enabled/);
+    expect(mergeAutoscaling({ maxReplicas: 2, enabled: true } as never, undefined).problems[0]).toMatch(/enabled/);
   });
 });
 
