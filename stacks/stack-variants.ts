@@ -102,6 +102,8 @@ export function stackVariants(examplesDir = EXAMPLE_STACKS_DIR): StackVariant[] 
       name: "autoscaled models, KEDA installed",
       config: withOverrides(all.config, {
         "cluster:keda": "install",
+        // One GPU more on the on-prem nodes: qwen3-8b's second replica.
+        "serving:gpuCapacity": JSON.stringify({ ...(JSON.parse(all.config["serving:gpuCapacity"] ?? "{}") as Record<string, number>), default: (JSON.parse(all.config["serving:gpuCapacity"] ?? "{}").default ?? 0) + 1 }),
         "serving:autoscaling": JSON.stringify({ "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2, targets: { waitingPerReplica: 4, kvCacheUsage: 0.8 } }, "generative/sim-chat": { minReplicas: 1, maxReplicas: 3 } }),
       }),
       secretKeys: all.secretKeys,

@@ -34,6 +34,9 @@ export function buildKedaValues(args: KedaValuesArgs): Record<string, unknown> {
     webhooks: { enabled: false },
     serviceAccount: { webhooks: { create: false } },
     image: { pullPolicy: "IfNotPresent" },
+    // The chart's default CPU limit is the integer 1, which the API server stores as the string "1": quoted, what is
+    // stored equals what is sent (the other defaults are strings already).
+    resources: { operator: { limits: { cpu: "1" } }, metricServer: { limits: { cpu: "1" } } },
     ...(args.imageRegistry ? { global: { image: { registry: args.imageRegistry } } } : {}),
     enableServiceLinks: false,
     ...(args.scrape
@@ -51,10 +54,12 @@ type Rendered = { apiVersion?: unknown; kind?: unknown; metadata?: { name?: unkn
 export const WEBHOOK_CLUSTER_ROLE = "keda-operator-webhook";
 
 /**
- * With webhooks off, the webhook's ClusterRole as a role that grants nothing: a Chart transform cannot drop an object,
- * and its binding names a ServiceAccount that no longer exists. Other objects unchanged.
+ * With webhooks off, the webhook's ClusterRole as a role that grants nothing (no `rules`: an empty list is not stored):
+ * a Chart transform cannot drop an object, and its binding names a ServiceAccount that no longer exists. Other
+ * objects unchanged.
  */
 export function withoutWebhookRbac<T extends Rendered>(obj: T): T {
-  if (obj.apiVersion === "rbac.authorization.k8s.io/v1" && obj.kind === "ClusterRole" && obj.metadata?.name === WEBHOOK_CLUSTER_ROLE) return { ...obj, rules: [] };
-  return obj;
+  if (obj.apiVersion !== "rbac.authorization.k8s.io/v1" || obj.kind !== "ClusterRole" || obj.metadata?.name !== WEBHOOK_CLUSTER_ROLE) return obj;
+  const { rules: _rules, ...granting } = obj;
+  return granting as T;
 }
