@@ -41,15 +41,16 @@ export function kedaChartArchives(cluster: ClusterConfig, serving: ServingPlan |
 }
 
 /** KEDA installed or checked for; returns what the ScaledObjects wait for (nothing when KEDA is not in the stack). */
-export function deployKeda(cluster: Cluster, cfg: ClusterConfig, serving: ServingPlan | undefined, crds: pulumi.Resource[]): pulumi.Resource[] {
-  if (!serving || !kedaInStack(cfg, serving)) return [];
+export function deployKeda(cluster: Cluster, cfg: ClusterConfig, serving: ServingPlan, servingNamespace: pulumi.Input<string>, crds: pulumi.Resource[]): pulumi.Resource[] {
+  if (!kedaInStack(cfg, serving)) return [];
   if (cfg.keda.mode === "assume") return [...crds, assumeKeda({ provider: cluster.provider })];
   const keda = new Keda(
     "keda",
     {
       namespace: cfg.keda.namespace,
       chart: cfg.keda.chartPath ?? chartArchivePath(KEDA_CHART.component, KEDA_CHART.version),
-      watchNamespaces: [serving.cfg.namespace],
+      // The namespace's Output: KEDA's RoleBinding there waits for it.
+      watchNamespace: servingNamespace,
       imageRegistry: cfg.keda.imageRegistry,
       // KEDA's own metrics (scaler errors, activity) for the metrics server; harmless where none scrapes.
       scrape: true,

@@ -15,7 +15,7 @@ import { CONFIG_NAMESPACE as SERVING, loadServingConfig, loadServingSecrets, QUA
 import { deployKeda, kedaChartArchives, kedaCrdRequest } from "./autoscaling";
 import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
 import { deployMonitoring, type MonitoringOutputs } from "./monitoring";
-import { deployServing, planServing, servingCrdNeeds, type ServingOutputs, type ServingPlan } from "./serving";
+import { deployServing, planServing, servingCrdNeeds, servingNamespace, type ServingOutputs, type ServingPlan } from "./serving";
 
 export interface ProgramOutputs {
   readonly monitoring?: MonitoringOutputs;
@@ -134,10 +134,20 @@ export function program(options: ProgramOptions = {}): ProgramOutputs {
   const gatewayApi = crds.ready.gatewayApi ?? [];
 
   const monitoring = plan.monitoring ? deployMonitoring(cluster, plan.monitoring, loadMonitoringSecrets(plan.monitoring), digestKey) : undefined;
-  const autoscaler = deployKeda(cluster, plan.cluster, plan.serving, crds.ready.keda ?? []);
-  const serving = plan.serving
-    ? deployServing({ cluster, plan: plan.serving, secrets: loadServingSecrets(plan.serving.cfg), crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }, autoscaler, digestKey })
-    : undefined;
+  const namespace = plan.serving ? servingNamespace(cluster, plan.serving.cfg) : undefined;
+  const autoscaler = plan.serving && namespace !== undefined ? deployKeda(cluster, plan.cluster, plan.serving, namespace, crds.ready.keda ?? []) : [];
+  const serving =
+    plan.serving && namespace !== undefined
+      ? deployServing({
+          cluster,
+          plan: plan.serving,
+          namespace,
+          secrets: loadServingSecrets(plan.serving.cfg),
+          crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi },
+          autoscaler,
+          digestKey,
+        })
+      : undefined;
   const gatewaySecrets = plan.gateway ? loadGatewaySecrets() : undefined;
   const gateway = plan.gateway
     ? deployGateway({

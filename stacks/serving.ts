@@ -128,6 +128,8 @@ function secret(cluster: Cluster, name: string, namespace: pulumi.Input<string>,
 export interface ServingDeployment {
   readonly cluster: Cluster;
   readonly plan: ServingPlan;
+  /** servingNamespace's. */
+  readonly namespace: pulumi.Output<string> | string;
   readonly secrets: ServingSecrets;
   readonly crds: ServingCrds;
   /** What the ScaledObjects of autoscaled models wait for: KEDA's CRDs and its release (or the checks of it). */
@@ -136,20 +138,26 @@ export interface ServingDeployment {
   readonly digestKey: pulumi.Input<string>;
 }
 
-export function deployServing({ cluster, plan, secrets, crds, autoscaler, digestKey }: ServingDeployment): ServingOutputs {
-  const { cfg, models: planned, catalog } = plan;
-  for (const warning of plan.warnings) void pulumi.log.warn(`GPU preflight: ${warning}`);
-  // KEDA's Prometheus triggers query the metrics server that scrapes the model servers (serving:monitoringNamespace).
-  const metricsServer = serviceUrl(MONITORING_SERVICES.metrics.name, cfg.monitoringNamespace, MONITORING_SERVICES.metrics.port, cluster.domain);
-
-  // The namespace outlives the stack part (other things may live in it); the models themselves do not.
-  const namespace = cfg.createNamespace
+/**
+ * The serving namespace: created (and kept: other things may live in it) unless `serving:createNamespace` is false.
+ * Its name as an Output, so what lives in it (KEDA's RoleBinding too) waits for it.
+ */
+export function servingNamespace(cluster: Cluster, cfg: ServingConfig): pulumi.Output<string> | string {
+  return cfg.createNamespace
     ? new k8s.core.v1.Namespace(
         cfg.namespace,
         { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
         { ...RETAIN, provider: cluster.provider },
       ).metadata.name
     : cfg.namespace;
+}
+
+export function deployServing({ cluster, plan, namespace, secrets, crds, autoscaler, digestKey }: ServingDeployment): ServingOutputs {
+  const { cfg, models: planned, catalog } = plan;
+  for (const warning of plan.warnings) void pulumi.log.warn(`GPU preflight: ${warning}`);
+  // KEDA's Prometheus triggers query the metrics server that scrapes the model servers (serving:monitoringNamespace).
+  const metricsServer = serviceUrl(MONITORING_SERVICES.metrics.name, cfg.monitoringNamespace, MONITORING_SERVICES.metrics.port, cluster.domain);
+
 
   // The model servers' API key: made once, kept in the stack's state; the gateway holds the same value.
   const apiKey = new random.RandomPassword("model-server-api-key", { length: 48, special: false }).result;

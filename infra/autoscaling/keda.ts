@@ -11,8 +11,10 @@ import { RETAIN } from "../platform/retain";
 import { EXTERNAL_METRICS_APISERVICE, KEDA_RELEASE } from "./constants";
 import { buildKedaValues, type KedaValuesArgs, withoutWebhookRbac } from "./values";
 
-export interface KedaArgs extends KedaValuesArgs {
+export interface KedaArgs extends Omit<KedaValuesArgs, "watchNamespaces"> {
   readonly namespace: string;
+  /** The namespace whose ScaledObjects KEDA acts on (the serving namespace, as an Output when the stack creates it). */
+  readonly watchNamespace: pulumi.Input<string>;
   readonly chart: string;
   /** The KEDA CRDs (installed or read): the chart's operator starts only once they exist. */
   readonly crds: pulumi.Input<pulumi.Resource>[];
@@ -33,7 +35,12 @@ export class Keda extends pulumi.ComponentResource {
     );
     this.chart = new k8s.helm.v4.Chart(
       KEDA_RELEASE,
-      { name: KEDA_RELEASE, chart: args.chart, namespace: ns.metadata.name, values: buildKedaValues(args) },
+      {
+        name: KEDA_RELEASE,
+        chart: args.chart,
+        namespace: ns.metadata.name,
+        values: pulumi.output(args.watchNamespace).apply((watched) => buildKedaValues({ ...args, watchNamespaces: [watched] })),
+      },
       { parent: this, dependsOn: args.crds, transforms: [webhookRbacTransform] },
     );
     this.registerOutputs({});
