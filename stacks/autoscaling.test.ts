@@ -228,6 +228,24 @@ describeWithCharts(
       }
     });
 
+    test("the NetworkPolicies select KEDA's rendered pods and admit only their real ports", async () => {
+      const { resources } = await run(autoscaled("install"));
+      const policies = resources.filter((r) => r.type === "kubernetes:networking.k8s.io/v1:NetworkPolicy" && String(r.name).startsWith("keda")).map((r) => toManifest(r) as Obj);
+      expect(policies.map((p) => p.metadata.name).sort()).toEqual(["keda-operator", "keda-operator-metrics-apiserver"]);
+      for (const p of policies) {
+        const pods = podOwners(keda).filter((o) => Object.entries(p.spec.podSelector.matchLabels as Record<string, string>).every(([k, v]) => o.metadata.labels?.[k] === v));
+        expect([p.metadata.name, pods.map((o) => o.name)]).toEqual([p.metadata.name, [p.metadata.name]]);
+        const ports = new Set(allContainers(pods[0]!).flatMap((c) => ((c as Obj).ports ?? []).map((x: Obj) => x.containerPort)));
+        for (const rule of p.spec.ingress as Obj[]) for (const port of rule.ports as Obj[]) expect([p.metadata.name, ports.has(port.port)]).toEqual([p.metadata.name, true]);
+      }
+      // The metrics server reaches the operator's gRPC port; the metrics server's namespace, its metrics port.
+      const operator = policies.find((p) => p.metadata.name === "keda-operator")!;
+      expect(operator.spec.ingress).toEqual([
+        { from: [{ podSelector: { matchLabels: { app: "keda-operator-metrics-apiserver" } } }], ports: [{ protocol: "TCP", port: 9666 }] },
+        { from: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "monitoring" } } }], ports: [{ protocol: "TCP", port: 8080 }] },
+      ]);
+    });
+
     test("every value the program passes changes what the chart renders", () => {
       expect(ignoredValues(helm, archive("keda"), { release: "keda", values: kedaValues, objects: helmTemplate(helm, archive("keda"), "keda", "keda", kedaValues) }, "keda")).toEqual([]);
     });

@@ -48,6 +48,7 @@ export function deployKeda(cluster: Cluster, cfg: ClusterConfig, serving: Servin
     "keda",
     {
       namespace: cfg.keda.namespace,
+      monitoringNamespace: serving.cfg.monitoringNamespace,
       chart: cfg.keda.chartPath ?? chartArchivePath(KEDA_CHART.component, KEDA_CHART.version),
       // The namespace's Output: KEDA's RoleBinding there waits for it.
       watchNamespace: servingNamespace,

@@ -9,6 +9,7 @@ import { checkClusterValue } from "../platform/cluster-checks";
 import { PLATFORM_NAME } from "../platform/labels";
 import { RETAIN } from "../platform/retain";
 import { EXTERNAL_METRICS_APISERVICE, KEDA_RELEASE } from "./constants";
+import { buildKedaPolicies } from "./network";
 import { buildKedaValues, type KedaValuesArgs, withoutWebhookRbac } from "./values";
 
 export interface KedaArgs extends Omit<KedaValuesArgs, "watchNamespaces"> {
@@ -16,6 +17,8 @@ export interface KedaArgs extends Omit<KedaValuesArgs, "watchNamespaces"> {
   /** The namespace whose ScaledObjects KEDA acts on (the serving namespace, as an Output when the stack creates it). */
   readonly watchNamespace: pulumi.Input<string>;
   readonly chart: string;
+  /** Namespace of the metrics server, which scrapes the operator. */
+  readonly monitoringNamespace: string;
   /** The KEDA CRDs (installed or read): the chart's operator starts only once they exist. */
   readonly crds: pulumi.Input<pulumi.Resource>[];
 }
@@ -43,6 +46,10 @@ export class Keda extends pulumi.ComponentResource {
       },
       { parent: this, dependsOn: args.crds, transforms: [webhookRbacTransform] },
     );
+    for (const p of buildKedaPolicies(args.namespace, args.monitoringNamespace)) {
+      const meta = p.metadata as { name: string };
+      new k8s.networking.v1.NetworkPolicy(meta.name, { ...p, metadata: { ...meta, namespace: ns.metadata.name } } as k8s.networking.v1.NetworkPolicyArgs, { parent: this });
+    }
     this.registerOutputs({});
   }
 }
