@@ -83,21 +83,17 @@ export const ALERT_RULES: readonly AlertRule[] = [
   },
   {
     alert: "ModelAtMaxReplicasQueueGrowing",
-    // KEDA's HPA (`keda-hpa-<ScaledObject>`) at its maximum, joined to its Deployment by kube-state-metrics' info
-    // series; vLLM's queue summed over that Deployment's pods (pod names are `<deployment>-<hash>-<hash>`).
+    // An HPA at its maximum, named after its Deployment (kube-state-metrics' info series); vLLM's queue summed over
+    // that Deployment's pods (pod names are `<deployment>-<hash>-<hash>`). Only KEDA's HPAs scale model servers.
     expr: [
-      "max by (namespace, deployment) (label_replace(",
-      '(kube_horizontalpodautoscaler_status_current_replicas{horizontalpodautoscaler=~"keda-hpa-.+"} >= on (namespace, horizontalpodautoscaler) kube_horizontalpodautoscaler_spec_max_replicas)',
-      ' * on (namespace, horizontalpodautoscaler) group_left (scaletargetref_name) kube_horizontalpodautoscaler_info{scaletargetref_kind="Deployment"},',
-      ' "deployment", "$1", "scaletargetref_name", "(.+)"))',
-      " and on (namespace, deployment) ",
-      'deriv(sum by (namespace, deployment) (label_replace(vllm:num_requests_waiting, "deployment", "$1", "pod", "(.+)-[a-z0-9]+-[a-z0-9]+"))[15m:1m]) > 0',
+      'max by (namespace, deployment) (label_replace((kube_horizontalpodautoscaler_status_current_replicas >= kube_horizontalpodautoscaler_spec_max_replicas) * on (namespace, horizontalpodautoscaler) group_left (scaletargetref_name) kube_horizontalpodautoscaler_info, "deployment", "$1", "scaletargetref_name", "(.+)"))',
+      ' and on (namespace, deployment) ',
+      'deriv(sum by (namespace, deployment) (label_replace(vllm:num_requests_waiting, "deployment", "$1", "pod", "(.+)-[^-]+-[^-]+"))[15m:1m]) > 0',
     ].join(""),
     for: "15m",
     severity: "warning",
-    summary: "{{ $labels.deployment }} runs at its autoscaler's maxReplicas and its model servers' queue keeps growing.",
-    runbook:
-      "The model has no replica left to add: raise its `maxReplicas` (`serving:autoscaling`) where the GPU preflight and the node group allow (cluster autoscaling adds GPU nodes), or move load elsewhere; AI Platform · Model Serving, Autoscaling row, shows replicas and queue.",
+    summary: "{{ $labels.deployment }} is at maxReplicas and its queue keeps growing.",
+    runbook: "No replica left to add: raise `maxReplicas` (`serving:autoscaling`) where GPUs allow, or add GPU nodes (AI Platform · Model Serving, Autoscaling).",
   },
   {
     alert: "LogstoreIngestionErrors",

@@ -116,7 +116,7 @@ export const clusterSchema = z
       .strictObject({
         inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
         gatewayApi: manifestSource.optional().meta(doc("Mirror of the Gateway API `standard-install.yaml`.", "crds/gateway-api-v1.3.0-standard.yaml")),
-        keda: manifestSource.optional().meta(doc("Mirror of KEDA's `keda-<version>-crds.yaml`, for `cluster:keda: install`.", "https://mirror.internal/keda/keda-2.20.2-crds.yaml")),
+        keda: manifestSource.optional().meta(doc("Mirror of KEDA's `keda-<version>-crds.yaml`.", "https://mirror.internal/keda/keda-2.20.2-crds.yaml")),
       })
       .prefault({})
       .meta(doc("Mirrored copies of the CRD manifests for air-gapped clusters (default: the upstream release assets).")),
@@ -130,17 +130,17 @@ export const clusterSchema = z
       .default("assume")
       .meta(
         doc(
-          "KEDA, which scales autoscaled models ([operations.md](operations.md#enable-model-autoscaling-keda)): `install` (its pinned chart, least privilege, and its CRDs, kept on destroy) or `assume` (the cluster runs it: its ScaledObject CRD and external metrics API are read at preview). Only read when a model autoscales or it is `install`.",
+          "KEDA, which scales models ([operations.md](operations.md#enable-model-autoscaling-keda)): `install` (its pinned chart and CRDs, kept on destroy) or `assume` (checked at preview).",
           "install",
         ),
       ),
-    kedaNamespace: dnsLabel.default("keda").meta(doc("Namespace of the KEDA release (`cluster:keda: install`).", "keda")),
-    kedaChartPath: z.string().min(1).optional().meta(doc("Override of the KEDA chart archive path (default `charts/keda-2.20.2.tgz`).", "/mirror/charts/keda-2.20.2.tgz")),
+    kedaNamespace: dnsLabel.default("keda").meta(doc("Namespace of the KEDA release.", "keda")),
+    kedaChartPath: z.string().min(1).optional().meta(doc("Override of the KEDA chart archive path.", "/mirror/charts/keda-2.20.2.tgz")),
     kedaImageRegistry: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9._-]+)*$/, "must be a registry host (and path) such as mirror.internal:5000/ghcr")
       .optional()
-      .meta(doc("Registry mirror of KEDA's three images (`ghcr.io/kedacore/*`), for air-gapped clusters.", "mirror.internal:5000/ghcr")),
+      .meta(doc("Registry mirror of KEDA's images (`ghcr.io/kedacore/*`).", "mirror.internal:5000/ghcr")),
     fixedUserIds: z
       .boolean()
       .default(true)

@@ -76,7 +76,7 @@ export const servingSchema = z
       .default({})
       .meta(
         doc(
-          "Per-model decode autoscaling (KEDA), over the folder's `decode.autoscaling` key by key ([models.md](models.md#autoscaling)); a model without either keeps a fixed count.",
+          "Per-model autoscaling, over the folder's `decode.autoscaling` field by field ([models.md](models.md#autoscaling)).",
           { "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2 } },
         ),
       ),

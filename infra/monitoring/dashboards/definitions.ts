@@ -420,8 +420,8 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Time to wake",
-        description: "From the first held request to the first ready replica (scrape, KEDA's polling, scheduling, the model's load).",
-        exprs: quantiles("gateway_model_wake_seconds", "model", `model=~".+"`),
+        description: "p90 from the first held request to the first ready replica.",
+        exprs: [{ expr: "histogram_quantile(0.9, sum by (le, model) (rate(gateway_model_wake_seconds_bucket[5m])))", legend: "p90 {{model}}" }],
         unit: "s",
         w: 8,
       },
