@@ -129,6 +129,12 @@ describe("refused configurations name the key", () => {
     expect((both as ConfigError).problems).toContain(`serving:replicas [${QWEN}]: must be absent: serving:autoscaling sets this model's replicas (minReplicas, maxReplicas)`);
   });
 
+  test("a KEDA chart archive that is not there fails the preview naming the key", async () => {
+    const config = { ...autoscaled("install"), "cluster:kedaChartPath": "/nowhere/keda-2.20.2.tgz" };
+    const err = await failureOf(runWithMocks(async () => (await import("./program")).program({ requireChartArchives: true }), { config: servingConfig(config) }));
+    expect((err as ConfigError).problems).toContain("cluster:kedaChartPath: chart archive /nowhere/keda-2.20.2.tgz not found");
+  });
+
   test("cluster:keda takes install or assume", async () => {
     const err = await failureOf(run({ "cluster:keda": "helm" }));
     expect((err as ConfigError).problems[0]).toMatch(/^cluster:keda: /);
