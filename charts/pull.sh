@@ -20,6 +20,8 @@ PINS=(
   # Model serving (llm-d guides' pins; PINNED_CHARTS in infra/serving/constants.ts).
   "llm-d-modelservice https://llm-d-incubation.github.io/llm-d-modelservice/#llm-d-modelservice v0.4.5"
   "inferencepool      oci://registry.k8s.io/gateway-api-inference-extension/charts/inferencepool v1.3.0"
+  # Model autoscaling (KEDA_CHART in infra/autoscaling/constants.ts).
+  "keda               https://kedacore.github.io/charts#keda 2.20.2"
 )
 
 force=0

@@ -13,12 +13,17 @@ import { type ApiServer, describeWithApiServer, type Etcd, startApiServer, start
 import { type Crd, crdLibraryFromEnv, CRDS_DIR_ENV, crdServes } from "../infra/platform/crd-manifests";
 import { describeWithCharts, type Manifest } from "../infra/platform/helm";
 import type { KubeObject } from "../infra/platform/kube-api";
+import { KEDA_CHART } from "../infra/autoscaling/constants";
 import { PINNED_CHARTS as SERVING_CHARTS } from "../infra/serving/constants";
 import { MONITORING_CHARTS } from "./monitoring-charts";
 import { renderStackObjects } from "./stack-objects";
 import { stackVariants } from "./stack-variants";
 
-const CHARTS = [...MONITORING_CHARTS, ...Object.entries(SERVING_CHARTS).map(([component, c]) => ({ component, version: c.version }))];
+const CHARTS = [
+  ...MONITORING_CHARTS,
+  ...Object.entries(SERVING_CHARTS).map(([component, c]) => ({ component, version: c.version })),
+  { component: KEDA_CHART.component, version: KEDA_CHART.version },
+];
 /** Where the provider puts a namespaced object declared without a namespace. */
 const DEFAULT_NAMESPACE = "default";
 const STARTUP_MS = 300_000;

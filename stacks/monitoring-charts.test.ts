@@ -12,7 +12,7 @@ import { fullConfig } from "../infra/monitoring/testing";
 import { describeWithCharts, type Manifest } from "../infra/platform/helm";
 import { allContainers, type Container, duplicatedFlags, type PodOwner, podOwners, type PolicyRule, readsSecrets } from "../infra/platform/manifests";
 import { readDoc } from "../infra/platform/docs-testing";
-import { AIRGAP_VARIANTS, airgapImageTable, generatedSection, ignoredValues, MONITORING_CHARTS, type RenderedMonitoring, renderMonitoring } from "./monitoring-charts";
+import { AIRGAP_KEDA, AIRGAP_VARIANTS, airgapImageTable, generatedSection, ignoredValues, MONITORING_CHARTS, type RenderedMonitoring, renderKeda, renderMonitoring } from "./monitoring-charts";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -35,7 +35,7 @@ const container = (p: PodOwner, name: string): Container => {
 };
 const envOf = (c: Container, name: string) => (c.env ?? []).find((e) => e.name === name);
 
-describeWithCharts("monitoring charts rendered by a real helm with the program's values", MONITORING_CHARTS, ({ helm, archive }) => {
+describeWithCharts("monitoring charts rendered by a real helm with the program's values", [...MONITORING_CHARTS, { component: AIRGAP_KEDA.chart.component, version: AIRGAP_KEDA.chart.version }], ({ helm, archive }) => {
   let r: RenderedMonitoring;
   let all: Manifest[];
   const objects = (release: string) => r.charts[release]?.objects ?? [];
@@ -247,7 +247,9 @@ describeWithCharts("monitoring charts rendered by a real helm with the program's
     test("the air-gap image list of docs/monitoring.md is every image the rendered objects pull (npm run docs:images)", async () => {
       const variants = [];
       for (const v of AIRGAP_VARIANTS) variants.push({ note: v.note, rendered: await renderMonitoring(helm, v.config, archive) });
+      variants.push({ note: AIRGAP_KEDA.note, rendered: await renderKeda(helm, archive(AIRGAP_KEDA.chart.component)) });
       const table = airgapImageTable(r, variants);
+      expect(table).toContain("| `ghcr.io/kedacore/keda:2.20.2` | Deployment `keda-operator` (keda-operator) with `cluster:keda: install` |");
       for (const image of ["docker.io/grafana/loki:3.7.2", "quay.io/kiwigrid/k8s-sidecar:2.7.3", "quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0", "amazon/aws-cli:latest"]) {
         expect(table).toContain(`\`${image}\``);
       }

@@ -12,9 +12,10 @@ import { ConfigError, hasNamespace, isSecretConfig } from "../infra/platform/con
 import { ClusterCrds, type ClusterCrdsArgs, defaultCrdSource, GATEWAY_CRDS, REQUIRED_CRDS } from "../infra/platform/crds";
 import { createDigestKey } from "../infra/platform/secret-digest";
 import { CONFIG_NAMESPACE as SERVING, loadServingConfig, loadServingSecrets, QUALIFIED_SECRET_KEYS as SERVING_SECRETS } from "../infra/serving";
+import { deployKeda, kedaChartArchives, kedaCrdRequest } from "./autoscaling";
 import { deployGateway, type GatewayOutputs, type GatewayPlan, planGateway } from "./gateway";
 import { deployMonitoring, type MonitoringOutputs } from "./monitoring";
-import { deployServing, planServing, servingCrdNeeds, type ServingOutputs, type ServingPlan } from "./serving";
+import { deployServing, planServing, servingCrdNeeds, servingNamespace, type ServingOutputs, type ServingPlan } from "./serving";
 
 export interface ProgramOutputs {
   readonly monitoring?: MonitoringOutputs;
@@ -84,7 +85,13 @@ export function planProgram(options: ProgramOptions = {}): Plan | undefined {
   if (problems.length > 0) throw new ConfigError("stack", problems);
   const gateway = gatewayCfg ? collect(problems, () => planGateway(gatewayCfg, serving ? { catalog: serving.catalog, namespace: serving.cfg.namespace } : undefined)) : undefined;
   if (options.requireChartArchives) {
-    problems.push(...missingChartArchives([...(monitoring ? monitoringChartArchives(monitoring) : []), ...(serving && serving.models.length > 0 ? serving.cfg.chartArchives : [])]));
+    problems.push(
+      ...missingChartArchives([
+        ...(monitoring ? monitoringChartArchives(monitoring) : []),
+        ...(serving && serving.models.length > 0 ? serving.cfg.chartArchives : []),
+        ...kedaChartArchives(cluster, serving),
+      ]),
+    );
   }
   if (problems.length > 0) throw new ConfigError("stack", problems);
   return { cluster, monitoring, serving, gateway };
@@ -112,6 +119,8 @@ export function crdRequests(cluster: ClusterConfig, serving?: ServingPlan, gatew
     };
   }
   if (exposure?.tls?.issuer) args.certManager = { mode: cluster.crds.certManager, names: REQUIRED_CRDS.certManager };
+  const keda = kedaCrdRequest(cluster, serving);
+  if (keda) args.keda = keda;
   return args;
 }
 
@@ -125,9 +134,20 @@ export function program(options: ProgramOptions = {}): ProgramOutputs {
   const gatewayApi = crds.ready.gatewayApi ?? [];
 
   const monitoring = plan.monitoring ? deployMonitoring(cluster, plan.monitoring, loadMonitoringSecrets(plan.monitoring), digestKey) : undefined;
-  const serving = plan.serving
-    ? deployServing({ cluster, plan: plan.serving, secrets: loadServingSecrets(plan.serving.cfg), crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi }, digestKey })
-    : undefined;
+  const namespace = plan.serving ? servingNamespace(cluster, plan.serving.cfg) : undefined;
+  const autoscaler = plan.serving && namespace !== undefined ? deployKeda(cluster, plan.cluster, plan.serving, namespace, crds.ready.keda ?? []) : [];
+  const serving =
+    plan.serving && namespace !== undefined
+      ? deployServing({
+          cluster,
+          plan: plan.serving,
+          namespace,
+          secrets: loadServingSecrets(plan.serving.cfg),
+          crds: { inferencePool: crds.ready.inferencePool ?? [], gatewayApi },
+          autoscaler,
+          digestKey,
+        })
+      : undefined;
   const gatewaySecrets = plan.gateway ? loadGatewaySecrets() : undefined;
   const gateway = plan.gateway
     ? deployGateway({

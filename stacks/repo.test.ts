@@ -5,6 +5,7 @@ import * as os from "os";
 import * as path from "path";
 import { parse } from "yaml";
 import { parseMonitoringConfig, QUALIFIED_SECRET_KEYS } from "../infra/monitoring/config";
+import { KEDA_CHART } from "../infra/autoscaling/constants";
 import { PINNED_CHARTS } from "../infra/monitoring/constants";
 import { parseStackYaml } from "../infra/platform/stack-config";
 
@@ -47,6 +48,12 @@ describe("chart pins", () => {
     expect(Object.fromEntries(Object.entries(PINNED_CHARTS).map(([k, v]) => [k, v.version]))).toEqual(spec);
     const dev = (parse(fs.readFileSync(path.join(ROOT, "Pulumi.dev.yaml"), "utf8")) as { config: Record<string, string> }).config;
     expect([dev["monitoring:logstoreVersion"], dev["monitoring:viewerVersion"], dev["monitoring:collectorVersion"]]).toEqual([spec.logstore, spec.viewer, spec.collector]);
+  });
+
+  test("KEDA's pin in pull.sh is KEDA_CHART's", () => {
+    const text = fs.readFileSync(path.join(ROOT, "charts", "pull.sh"), "utf8");
+    const [repo, chart] = KEDA_CHART.source.split("#");
+    expect(text).toMatch(new RegExp(`"${KEDA_CHART.component}\\s+${repo}#${chart}\\s+${KEDA_CHART.version.replace(/\./g, "\\.")}"`));
   });
 
   test(".gitignore keeps chart archives and render output out of git", () => {
@@ -93,6 +100,7 @@ echo archive > "$dest/$(basename "$ref")-$version.tgz"
     expect(fs.readdirSync(charts).sort()).toEqual([
       "collector-1.8.1.tgz",
       "inferencepool-v1.3.0.tgz",
+      "keda-2.20.2.tgz",
       "llm-d-modelservice-v0.4.5.tgz",
       "logstore-14.1.0.tgz",
       "metrics-29.21.0.tgz",
@@ -107,12 +115,14 @@ echo archive > "$dest/$(basename "$ref")-$version.tgz"
       // Model serving (infra/serving PINNED_CHARTS).
       expect.stringMatching(/^pull llm-d-modelservice --repo https:\/\/llm-d-incubation\.github\.io\/llm-d-modelservice\/ --version v0\.4\.5 /),
       expect.stringMatching(/^pull oci:\/\/registry\.k8s\.io\/gateway-api-inference-extension\/charts\/inferencepool --version v1\.3\.0 /),
+      // Model autoscaling (KEDA_CHART).
+      expect.stringMatching(/^pull keda --repo https:\/\/kedacore\.github\.io\/charts --version 2\.20\.2 /),
     ]);
     const again = await pull([], { HELM: helm, CHARTS_DIR: charts });
-    expect(again.out.match(/^have /gm)).toHaveLength(6);
-    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(6);
+    expect(again.out.match(/^have /gm)).toHaveLength(7);
+    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(7);
     await pull(["--force"], { HELM: helm, CHARTS_DIR: charts });
-    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(12);
+    expect(fs.readFileSync(path.join(dir, "helm.log"), "utf8").trim().split("\n")).toHaveLength(14);
   });
 
   test("without helm it fails with a clear message", async () => {

@@ -174,7 +174,7 @@ describe("serving stack on mocks, every sample referenced", () => {
     expect(parsed.models.map((m) => m.id)).toEqual(["qwen3-8b", "sim-chat", "bge-small-en-v1.5"]);
     expect(CatalogSchema.parse(parse(out.catalogYaml))).toEqual(parsed);
     expect(out.models).toEqual(["generative/qwen3-8b", "generative/sim-chat", "embedder/bge-small-en"]);
-    expect(out.gpus).toEqual({ default: { requested: 1, capacity: 1 }, "gpu-small": { requested: 1, capacity: 1 } });
+    expect(out.gpus).toEqual({ default: { requested: 1, base: 1, capacity: 1 }, "gpu-small": { requested: 1, base: 1, capacity: 1 } });
   });
 });
 
@@ -253,7 +253,7 @@ describe("configuration changes what is declared", () => {
     expect(incoming.dependsOn).toContain("ms-qwen3-8b");
     // The incoming weights download does not wait: it needs no GPU and runs while the old model still serves.
     expect(named(rs, JOB, "weights-download-llama-3-3-70b").dependsOn).not.toContain("ms-qwen3-8b");
-    expect(out?.gpus).toEqual({ default: { requested: 4, capacity: 4 } });
+    expect(out?.gpus).toEqual({ default: { requested: 4, base: 4, capacity: 4 } });
     // Both are listed until the next apply removes the outgoing one; the token reaches only the download Jobs.
     expect(out?.catalog.models.map((m) => m.id)).toEqual(["qwen3-8b", "llama-3.3-70b-instruct"]);
     const tokenRef = { name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "hf-token", key: "HF_TOKEN" } } };

@@ -7,6 +7,8 @@ import type { CatalogInput } from "../gateway/src/config/catalog";
 import type { Cluster } from "../infra/platform/cluster";
 import { eppPodLabels, eppPodMetadataTransform, eppScrapeAnnotations, modelServerScrapeAnnotations } from "../infra/monitoring/serving-observability";
 import { ConfigError } from "../infra/platform/config";
+import { serviceUrl } from "../infra/platform/cluster-config";
+import { SERVICES as MONITORING_SERVICES } from "../infra/monitoring/constants";
 import { secretDigest } from "../infra/platform/secret-digest";
 import { RETAIN } from "../infra/platform/retain";
 import { selectorLabels as gatewaySelectorLabels } from "../infra/gateway/labels";
@@ -19,6 +21,7 @@ import {
   checkModelNeeds,
   CONFIG_NAMESPACE,
   DOWNLOAD_IDENTITY,
+  gpuHeadroomWarnings,
   gpuUsage,
   HF_TOKEN_SECRET,
   loadModelFolders,
@@ -46,8 +49,8 @@ export interface ServingOutputs {
   /** The gateway's catalog (CatalogSchema input form) and the same as YAML, ready for a ConfigMap. */
   readonly catalog: CatalogInput;
   readonly catalogYaml: string;
-  /** GPUs requested per node group against `serving:gpuCapacity` (what the preflight checked). */
-  readonly gpus: Record<string, { requested: number; capacity: number }>;
+  /** GPUs per node group against `serving:gpuCapacity`: at every model's maxReplicas, and as created (what must fit). */
+  readonly gpus: Record<string, { requested: number; base: number; capacity: number }>;
   /** How each model rolls (rollout.ts): RollingUpdate with the GPUs its surge borrows, or Recreate and why. */
   readonly rollouts: Record<string, Rollout>;
   /** The key the model servers require (secret): the gateway sends it upstream. */
@@ -63,6 +66,8 @@ export interface ServingPlan {
   readonly rollouts: ReadonlyMap<string, Rollout>;
   /** Namespace of the gateway pods the NetworkPolicy admits. */
   readonly gatewayNamespace: string;
+  /** Node groups that cannot hold the autoscaled models at maxReplicas (a report; gpu-preflight.ts). */
+  readonly warnings: readonly string[];
 }
 
 /**
@@ -72,7 +77,7 @@ export interface ServingPlan {
  */
 export function planServing(cfg: ServingConfig, clusterDomain: string, gatewayNamespace?: string): ServingPlan {
   const folders = loadModelFolders(cfg.modelsDir);
-  const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir, cfg.replaces);
+  const models = planModels(cfg.models, cfg.replicas, folders, cfg.modelsDir, cfg.replaces, cfg.autoscaling);
   const problems = checkModelNeeds(models, { hasHfToken: cfg.hasHfToken, hasS3: cfg.weightsS3 !== undefined, cacheAccessMode: cfg.weightsCache.accessMode });
   if (gatewayNamespace !== undefined && cfg.gatewayNamespace !== undefined && cfg.gatewayNamespace !== gatewayNamespace) {
     problems.push(`${CONFIG_NAMESPACE}:gatewayNamespace: is ${cfg.gatewayNamespace} but this program deploys the gateway in ${gatewayNamespace} (gateway:namespace); omit the key`);
@@ -82,7 +87,7 @@ export function planServing(cfg: ServingConfig, clusterDomain: string, gatewayNa
   const cached = new Set(models.filter((m) => m.def.weightsSource.kind !== "volume").map((m) => m.def.ref));
   const rollouts = planRollouts(models, { capacity: cfg.gpuCapacity, cacheAccessMode: cfg.weightsCache.accessMode, cached });
   const catalog = buildCatalog(models, { namespace: cfg.namespace, clusterDomain, inferenceGatewayUrl: cfg.inferenceGatewayUrl });
-  return { cfg, models, catalog, rollouts, gatewayNamespace: cfg.gatewayNamespace ?? gatewayNamespace ?? DEFAULT_GATEWAY_NAMESPACE };
+  return { cfg, models, catalog, rollouts, gatewayNamespace: cfg.gatewayNamespace ?? gatewayNamespace ?? DEFAULT_GATEWAY_NAMESPACE, warnings: gpuHeadroomWarnings(models, cfg.gpuCapacity) };
 }
 
 /** The CRDs the plan's objects need: the InferencePool kinds the folders use, and HTTPRoute when routes are on. */
@@ -123,23 +128,36 @@ function secret(cluster: Cluster, name: string, namespace: pulumi.Input<string>,
 export interface ServingDeployment {
   readonly cluster: Cluster;
   readonly plan: ServingPlan;
+  /** servingNamespace's. */
+  readonly namespace: pulumi.Output<string> | string;
   readonly secrets: ServingSecrets;
   readonly crds: ServingCrds;
+  /** What the ScaledObjects of autoscaled models wait for: KEDA's CRDs and its release (or the checks of it). */
+  readonly autoscaler?: pulumi.Resource[];
   /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
   readonly digestKey: pulumi.Input<string>;
 }
 
-export function deployServing({ cluster, plan, secrets, crds, digestKey }: ServingDeployment): ServingOutputs {
-  const { cfg, models: planned, catalog } = plan;
-
-  // The namespace outlives the stack part (other things may live in it); the models themselves do not.
-  const namespace = cfg.createNamespace
+/**
+ * The serving namespace: created (and kept: other things may live in it) unless `serving:createNamespace` is false.
+ * Its name as an Output, so what lives in it (KEDA's RoleBinding too) waits for it.
+ */
+export function servingNamespace(cluster: Cluster, cfg: ServingConfig): pulumi.Output<string> | string {
+  return cfg.createNamespace
     ? new k8s.core.v1.Namespace(
         cfg.namespace,
         { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
         { ...RETAIN, provider: cluster.provider },
       ).metadata.name
     : cfg.namespace;
+}
+
+export function deployServing({ cluster, plan, namespace, secrets, crds, autoscaler, digestKey }: ServingDeployment): ServingOutputs {
+  const { cfg, models: planned, catalog } = plan;
+  for (const warning of plan.warnings) void pulumi.log.warn(`GPU preflight: ${warning}`);
+  // KEDA's Prometheus triggers query the metrics server that scrapes the model servers (serving:monitoringNamespace).
+  const metricsServer = serviceUrl(MONITORING_SERVICES.metrics.name, cfg.monitoringNamespace, MONITORING_SERVICES.metrics.port, cluster.domain);
+
 
   // The model servers' API key: made once, kept in the stack's state; the gateway holds the same value.
   const apiKey = new random.RandomPassword("model-server-api-key", { length: 48, special: false }).result;
@@ -200,7 +218,8 @@ export function deployServing({ cluster, plan, secrets, crds, digestKey }: Servi
           apiKeyDigest,
           after: outgoing ? [outgoing.server] : undefined,
           observability: observabilityOf(model, cfg.labelDomain),
-        crds,
+          autoscaler: { serverAddress: metricsServer, gatewayNamespace: plan.gatewayNamespace, ready: autoscaler ?? [] },
+          crds,
         },
         { providers: { kubernetes: cluster.provider }, dependsOn: [...(tokenSecret ? [tokenSecret] : []), ...(s3Secret ? [s3Secret] : [])] },
       ),
@@ -212,7 +231,7 @@ export function deployServing({ cluster, plan, secrets, crds, digestKey }: Servi
     models: planned.map((m) => m.def.ref),
     catalog,
     catalogYaml: catalogYaml(catalog),
-    gpus: Object.fromEntries(gpuUsage(planned, cfg.gpuCapacity).map((u) => [u.pool, { requested: u.requested, capacity: u.capacity ?? 0 }])),
+    gpus: Object.fromEntries(gpuUsage(planned, cfg.gpuCapacity).map((u) => [u.pool, { requested: u.requested, base: u.base, capacity: u.capacity ?? 0 }])),
     rollouts: Object.fromEntries(plan.rollouts),
     upstreamApiKey: pulumi.secret(apiKey),
   };

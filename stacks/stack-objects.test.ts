@@ -26,9 +26,10 @@ describe("stack variants", () => {
         "no metrics server",
         "log store on Cloud Storage with Workload Identity",
         "exposed through ingress-nginx, certificate from an Issuer",
+        "autoscaled models, KEDA installed",
         expect.stringMatching(/Pulumi\.prod\.yaml$/),
       ]);
-      const prod = variants[7]!;
+      const prod = variants[8]!;
       // A stack file's secrets are placeholders, marked secret.
       expect(prod.config["cluster:context"]).toBe("prod");
       expect(prod.secretKeys).toContain("monitoring:s3Password");

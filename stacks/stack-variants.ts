@@ -1,6 +1,7 @@
 // The stack configurations whose rendered objects the real-API-server suite applies: the dev stack file as it is,
 // then variants of it that switch on what the dev stack leaves off (every model folder, HTTPRoutes with a Gateway
-// implementation, the GKE provider, no metrics server, the log store on Cloud Storage, an Ingress with an issued certificate), and every stack file under stacks/examples/. Add a variant
+// implementation, the GKE provider, no metrics server, the log store on Cloud Storage, an Ingress with an issued certificate,
+// a model autoscaled by the KEDA the program installs), and every stack file under stacks/examples/. Add a variant
 // here: one entry, a name and a configuration.
 import * as fs from "fs";
 import * as path from "path";
@@ -96,6 +97,16 @@ export function stackVariants(examplesDir = EXAMPLE_STACKS_DIR): StackVariant[] 
         "gateway:exposure": JSON.stringify({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "internal-ca", kind: "Issuer" } } }),
       }),
       secretKeys: dev.secretKeys,
+    },
+    {
+      name: "autoscaled models, KEDA installed",
+      config: withOverrides(all.config, {
+        "cluster:keda": "install",
+        // One GPU more on the on-prem nodes: qwen3-8b's second replica.
+        "serving:gpuCapacity": JSON.stringify({ ...(JSON.parse(all.config["serving:gpuCapacity"] ?? "{}") as Record<string, number>), default: (JSON.parse(all.config["serving:gpuCapacity"] ?? "{}").default ?? 0) + 1 }),
+        "serving:autoscaling": JSON.stringify({ "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2, targets: { waitingPerReplica: 4, kvCacheUsage: 0.8 } }, "generative/sim-chat": { minReplicas: 1, maxReplicas: 3 } }),
+      }),
+      secretKeys: all.secretKeys,
     },
     ...examples,
   ];

@@ -87,6 +87,37 @@ function unitTests() {
       alert_rule_test: [{ eval_time: "16m", alertname: "KVCacheSaturated", exp_alerts: [expected(rule("KVCacheSaturated"), { model_name: "m", pod: "full" })] }],
     },
     {
+      // Three models scaled by KEDA: "full" at its maximum with a growing queue (fires), "steady" at its maximum with
+      // a queue that does not grow, "room" with a growing queue but replicas left to add.
+      interval: "1m",
+      input_series: [
+        ...(
+          [
+            ["full", 2, 2, "1+1x40"],
+            ["steady", 2, 2, "5x40"],
+            ["room", 1, 3, "1+1x40"],
+          ] as const
+        ).flatMap(([name, current, max, waiting]) => {
+          const hpa = `namespace="app-serving", horizontalpodautoscaler="keda-hpa-model-${name}"`;
+          const deployment = `ms-${name}-llm-d-modelservice-decode`;
+          return [
+            { series: `kube_horizontalpodautoscaler_status_current_replicas{${hpa}}`, values: `${current}x40` },
+            { series: `kube_horizontalpodautoscaler_spec_max_replicas{${hpa}}`, values: `${max}x40` },
+            { series: `kube_horizontalpodautoscaler_info{${hpa}, scaletargetref_kind="Deployment", scaletargetref_name="${deployment}"}`, values: "1x40" },
+            ...["7d9f8b6c4-abcde", "7d9f8b6c4-fghij"].map((pod) => ({ series: `vllm:num_requests_waiting{namespace="app-serving", pod="${deployment}-${pod}", model_name="${name}"}`, values: waiting })),
+          ];
+        }),
+      ],
+      alert_rule_test: [
+        { eval_time: "10m", alertname: "ModelAtMaxReplicasQueueGrowing", exp_alerts: [] },
+        {
+          eval_time: "35m",
+          alertname: "ModelAtMaxReplicasQueueGrowing",
+          exp_alerts: [expected(rule("ModelAtMaxReplicasQueueGrowing"), { namespace: "app-serving", deployment: "ms-full-llm-d-modelservice-decode" })],
+        },
+      ],
+    },
+    {
       interval: "1m",
       input_series: [
         { series: 'loki_discarded_samples_total{reason="rate_limited", tenant="fake"}', values: "0+5x20" },
@@ -130,8 +161,18 @@ function unitTests() {
 }
 
 describe("alert rules", () => {
-  test("the eight alerts the platform needs, each with a runbook line", () => {
-    expect(ALERT_RULES.map((r) => r.alert)).toEqual(["ModelDown", "GatewayServerErrors", "GatewayEventLoopDelay", "TimeToFirstTokenSLO", "KVCacheSaturated", "LogstoreIngestionErrors", "LogstoreBucketJobFailed", "CollectorNotOnEveryNode"]);
+  test("the nine alerts the platform needs, each with a runbook line", () => {
+    expect(ALERT_RULES.map((r) => r.alert)).toEqual([
+      "ModelDown",
+      "GatewayServerErrors",
+      "GatewayEventLoopDelay",
+      "TimeToFirstTokenSLO",
+      "KVCacheSaturated",
+      "ModelAtMaxReplicasQueueGrowing",
+      "LogstoreIngestionErrors",
+      "LogstoreBucketJobFailed",
+      "CollectorNotOnEveryNode",
+    ]);
     for (const r of ALERT_RULES) expect(r.runbook.split("\n")).toHaveLength(1);
   });
 

@@ -43,7 +43,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     severity: "critical",
     summary: "Model {{ $labels.model }} has no ready replica: the gateway answers 503 for it and does not list it.",
     runbook:
-      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
+      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose, or asleep under its autoscaler, fires this too.",
   },
   {
     alert: "GatewayServerErrors",
@@ -80,6 +80,20 @@ export const ALERT_RULES: readonly AlertRule[] = [
     summary: "KV cache of {{ $labels.pod }} ({{ $labels.model_name }}) is over 90% used.",
     runbook:
       "Requests queue and get preempted on this pod: add replicas, lower `--max-num-seqs` or `--max-model-len`, or check that the endpoint picker spreads load (AI Platform · Model Serving, per pod).",
+  },
+  {
+    alert: "ModelAtMaxReplicasQueueGrowing",
+    // An HPA at its maximum, named after its Deployment (kube-state-metrics' info series); vLLM's queue summed over
+    // that Deployment's pods (pod names are `<deployment>-<hash>-<hash>`). Only KEDA's HPAs scale model servers.
+    expr: [
+      'max by (namespace, deployment) (label_replace((kube_horizontalpodautoscaler_status_current_replicas >= kube_horizontalpodautoscaler_spec_max_replicas) * on (namespace, horizontalpodautoscaler) group_left (scaletargetref_name) kube_horizontalpodautoscaler_info, "deployment", "$1", "scaletargetref_name", "(.+)"))',
+      ' and on (namespace, deployment) ',
+      'deriv(sum by (namespace, deployment) (label_replace(vllm:num_requests_waiting, "deployment", "$1", "pod", "(.+)-[^-]+-[^-]+"))[15m:1m]) > 0',
+    ].join(""),
+    for: "15m",
+    severity: "warning",
+    summary: "{{ $labels.deployment }} is at maxReplicas and its queue keeps growing.",
+    runbook: "No replica left to add: raise `maxReplicas` (`serving:autoscaling`) where GPUs allow, or add GPU nodes (AI Platform · Model Serving, Autoscaling).",
   },
   {
     alert: "LogstoreIngestionErrors",

@@ -16,6 +16,10 @@ export const QUALIFIED_CLUSTER_SECRET_KEYS: readonly string[] = CLUSTER_SECRET_K
 
 const STRUCTURED_KEYS = new Set(["dns", "crds", "crdSources", "forceConflicts", "fixedUserIds"]);
 
+/** `install`: the stack installs KEDA (chart and CRDs); `assume`: the cluster runs it, checked at preview. */
+export const KEDA_MODES = ["install", "assume"] as const;
+export type KedaMode = (typeof KEDA_MODES)[number];
+
 
 /**
  * Where cluster DNS answers, for the NetworkPolicies that allow DNS egress. Presets cover the common clusters:
@@ -112,6 +116,7 @@ export const clusterSchema = z
       .strictObject({
         inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
         gatewayApi: manifestSource.optional().meta(doc("Mirror of the Gateway API `standard-install.yaml`.", "crds/gateway-api-v1.3.0-standard.yaml")),
+        keda: manifestSource.optional().meta(doc("Mirror of KEDA's `keda-<version>-crds.yaml`.", "https://mirror.internal/keda/keda-2.20.2-crds.yaml")),
       })
       .prefault({})
       .meta(doc("Mirrored copies of the CRD manifests for air-gapped clusters (default: the upstream release assets).")),
@@ -120,6 +125,22 @@ export const clusterSchema = z
       .regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0")
       .default("v1.3.0")
       .meta(doc("Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies.", "v1.3.0")),
+    keda: z
+      .enum(KEDA_MODES)
+      .default("assume")
+      .meta(
+        doc(
+          "KEDA, which scales models ([operations.md](operations.md#enable-model-autoscaling-keda)): `install` (its pinned chart and CRDs, kept on destroy) or `assume` (checked at preview).",
+          "install",
+        ),
+      ),
+    kedaNamespace: dnsLabel.default("keda").meta(doc("Namespace of the KEDA release.", "keda")),
+    kedaChartPath: z.string().min(1).optional().meta(doc("Override of the KEDA chart archive path.", "/mirror/charts/keda-2.20.2.tgz")),
+    kedaImageRegistry: z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9._-]+)*$/, "must be a registry host (and path) such as mirror.internal:5000/ghcr")
+      .optional()
+      .meta(doc("Registry mirror of KEDA's images (`ghcr.io/kedacore/*`).", "mirror.internal:5000/ghcr")),
     fixedUserIds: z
       .boolean()
       .default(true)
@@ -154,7 +175,8 @@ export interface ClusterConfig {
   readonly domain: string;
   readonly dns: DnsSettings;
   readonly crds: Readonly<Record<"inferencePool" | "gatewayApi", CrdMode>> & { readonly certManager: "assume" };
-  readonly crdSources: { readonly inferencePool?: string; readonly gatewayApi?: string };
+  readonly crdSources: { readonly inferencePool?: string; readonly gatewayApi?: string; readonly keda?: string };
+  readonly keda: { readonly mode: KedaMode; readonly namespace: string; readonly chartPath?: string; readonly imageRegistry?: string };
   readonly gatewayApiVersion: string;
   readonly forceConflicts: boolean;
 }
@@ -192,7 +214,8 @@ export function parseClusterConfig(raw: Readonly<Record<string, string>>): Clust
     domain: c.domain,
     dns: resolveDns(c.dns),
     crds: c.crds,
-    crdSources: { inferencePool: resolveSource(c.crdSources.inferencePool), gatewayApi: resolveSource(c.crdSources.gatewayApi) },
+    crdSources: { inferencePool: resolveSource(c.crdSources.inferencePool), gatewayApi: resolveSource(c.crdSources.gatewayApi), keda: resolveSource(c.crdSources.keda) },
+    keda: { mode: c.keda, namespace: c.kedaNamespace, chartPath: c.kedaChartPath, imageRegistry: c.kedaImageRegistry },
     gatewayApiVersion: c.gatewayApiVersion,
     forceConflicts: c.forceConflicts,
   };

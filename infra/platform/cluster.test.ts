@@ -6,7 +6,7 @@ import { REPO_ROOT } from "./charts";
 import { assumedCrdName, defaultCrdSource } from "./crds";
 
 describe("cluster configuration", () => {
-  test("defaults: cluster.local, kube-dns, InferencePool CRDs installed, Gateway API and cert-manager CRDs assumed, conflicts forced", () => {
+  test("defaults: cluster.local, kube-dns, InferencePool CRDs installed, Gateway API and cert-manager CRDs and KEDA assumed, conflicts forced", () => {
     const c = parseClusterConfig({ context: "kind-dev" });
     expect(c).toEqual({
       context: "kind-dev",
@@ -17,10 +17,19 @@ describe("cluster configuration", () => {
       domain: "cluster.local",
       dns: { namespace: "kube-system", podLabels: { "k8s-app": "kube-dns" }, ports: [53] },
       crds: { inferencePool: "install", gatewayApi: "assume", certManager: "assume" },
-      crdSources: { inferencePool: undefined, gatewayApi: undefined },
+      crdSources: { inferencePool: undefined, gatewayApi: undefined, keda: undefined },
+      keda: { mode: "assume", namespace: "keda", chartPath: undefined, imageRegistry: undefined },
       gatewayApiVersion: "v1.3.0",
       forceConflicts: true,
     });
+  });
+
+  test("cluster:keda: install or assume, a mirror's registry as a host and path", () => {
+    expect(parseClusterConfig({ context: "x", keda: "install", kedaImageRegistry: "mirror.internal:5000/ghcr" }).keda).toMatchObject({ mode: "install", imageRegistry: "mirror.internal:5000/ghcr" });
+    expect(configProblems(() => parseClusterConfig({ context: "x", keda: "helm", kedaImageRegistry: "https://mirror" }))).toEqual([
+      expect.stringMatching(/^cluster:keda: /),
+      expect.stringMatching(/^cluster:kedaImageRegistry: must be a registry host/),
+    ]);
   });
 
   test("a kubeconfig (a secret) instead of a context; a stable name keeps the provider when the context is renamed", () => {

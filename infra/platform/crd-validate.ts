@@ -3,7 +3,8 @@
 // shape), and `validateAnyObject` picks the right check for any object. The field names, patterns, limits and the
 // CEL rules (x-kubernetes-validations) follow the CRDs: Gateway API v1.3.0 standard channel
 // (config/crd/standard/gateway.networking.k8s.io_{httproutes,gateways}.yaml), cert-manager v1.21 (deploy/crds/
-// cert-manager.io_certificates.yaml, plus the checks of its admission webhook, internal/apis/certmanager/validation).
+// cert-manager.io_certificates.yaml, plus the checks of its admission webhook, internal/apis/certmanager/validation),
+// KEDA 2.20.2 (config/crd/bases/keda.sh_scaledobjects.yaml, the release asset keda-2.20.2-crds.yaml).
 import { z } from "zod";
 import { modelFor, validateKubernetesObject } from "./k8s-validate";
 import { dnsLabel, gatewayDuration as duration, port } from "./schema-rules";
@@ -185,11 +186,52 @@ export const CertificateSchema = z.strictObject({
     .refine((s) => s.commonName !== undefined || (s.dnsNames?.length ?? 0) > 0, "at least one of commonName (from the commonName field or from a literalSubject), dnsNames, emailSANs, ipAddresses, otherNames, or uriSANs must be set"),
 });
 
+const int32 = (min: number) => z.number().int().min(min).max(2 ** 31 - 1);
+const scalingPolicy = z.strictObject({ type: z.enum(["Pods", "Percent"]), value: int32(1), periodSeconds: int32(1).max(1800) });
+const scalingRules = z.strictObject({
+  stabilizationWindowSeconds: int32(0).max(3600).optional(),
+  selectPolicy: z.enum(["Max", "Min", "Disabled"]).optional(),
+  policies: z.array(scalingPolicy).optional(),
+});
+
+/** keda.sh/v1alpha1 ScaledObject (KEDA 2.20.2): the fields the platform sets, with the CRD's limits and CEL rule. */
+export const ScaledObjectSchema = z.strictObject({
+  apiVersion: z.literal("keda.sh/v1alpha1"),
+  kind: z.literal("ScaledObject"),
+  metadata: objectMeta,
+  spec: z
+    .strictObject({
+      scaleTargetRef: z.strictObject({ apiVersion: z.string().optional(), kind: z.string().optional(), name: objectName }),
+      minReplicaCount: int32(0).optional(),
+      maxReplicaCount: int32(1).optional(),
+      pollingInterval: int32(1).optional(),
+      cooldownPeriod: int32(0).optional(),
+      initialCooldownPeriod: int32(0).optional(),
+      advanced: z
+        .strictObject({
+          // The HPA's behavior, copied verbatim by KEDA (autoscaling/v2 HorizontalPodAutoscalerBehavior).
+          horizontalPodAutoscalerConfig: z.strictObject({ name: z.string().optional(), behavior: z.strictObject({ scaleUp: scalingRules.optional(), scaleDown: scalingRules.optional() }).optional() }).optional(),
+          restoreToOriginalReplicaCount: z.boolean().optional(),
+        })
+        .optional(),
+      triggers: z.array(
+        z.strictObject({
+          type: z.string().min(1),
+          name: z.string().optional(),
+          metricType: z.enum(["AverageValue", "Value", "Utilization"]).optional(),
+          metadata: z.record(z.string(), z.string()),
+        }),
+      ),
+    })
+    .refine((s) => s.minReplicaCount === undefined || s.minReplicaCount <= (s.maxReplicaCount ?? 100), "minReplicaCount must be less than or equal to maxReplicaCount"),
+});
+
 /** CRD kinds with a schema here, by `apiVersion/kind`. */
 export const CRD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
   "gateway.networking.k8s.io/v1/HTTPRoute": HttpRouteSchema,
   "gateway.networking.k8s.io/v1/Gateway": GatewaySchema,
   "cert-manager.io/v1/Certificate": CertificateSchema,
+  "keda.sh/v1alpha1/ScaledObject": ScaledObjectSchema,
 };
 
 /** Validates a custom resource against its schema; throws naming the object and the offending fields. */

@@ -12,7 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CrdMode } from "./cluster-config";
 import { retainRenderedOptions } from "./retain";
 
-export const CRD_SETS = ["inferencePool", "gatewayApi", "certManager"] as const;
+export const CRD_SETS = ["inferencePool", "gatewayApi", "certManager", "keda"] as const;
 export type CrdSet = (typeof CRD_SETS)[number];
 
 /** The CRD each set must provide for what the platform declares. */
@@ -20,13 +20,14 @@ export const REQUIRED_CRDS: Readonly<Record<CrdSet, readonly string[]>> = {
   inferencePool: ["inferencepools.inference.networking.k8s.io"],
   gatewayApi: ["httproutes.gateway.networking.k8s.io"],
   certManager: ["certificates.cert-manager.io"],
+  keda: ["scaledobjects.keda.sh"],
 };
 
 /** The Gateway and GatewayClass CRDs, needed beside HTTPRoutes when the platform declares or reads a Gateway (and reads its class). */
 export const GATEWAY_CRDS = ["gateways.gateway.networking.k8s.io", "gatewayclasses.gateway.networking.k8s.io"] as const;
 
 /** The release manifest of a set the stack may install (CRDs only: GAIE builds it with `kustomize build config/crd`). */
-export function defaultCrdSource(set: Exclude<CrdSet, "certManager">, version: string): string {
+export function defaultCrdSource(set: "inferencePool" | "gatewayApi", version: string): string {
   return set === "inferencePool"
     ? `https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/${version}/manifests.yaml`
     : `https://github.com/kubernetes-sigs/gateway-api/releases/download/${version}/standard-install.yaml`;
@@ -44,7 +45,8 @@ export type ClusterCrdsArgs = Partial<Record<CrdSet, CrdSetRequest>>;
 
 /** The logical name of an assumed CRD's read: it is what a failing preview prints, so it names the key too. */
 export function assumedCrdName(set: CrdSet, crd: string): string {
-  return `cluster:crds.${set}:${crd}`;
+  // KEDA's CRDs follow `cluster:keda` (there is no cluster:crds.keda).
+  return set === "keda" ? `cluster:keda:${crd}` : `cluster:crds.${set}:${crd}`;
 }
 
 export class ClusterCrds extends pulumi.ComponentResource {
@@ -56,7 +58,7 @@ export class ClusterCrds extends pulumi.ComponentResource {
     for (const set of CRD_SETS) {
       const req = args[set];
       if (!req) continue;
-      if (req.mode === "install" && req.source === undefined) throw new Error(`cluster:crds.${set}: install needs a manifest source`);
+      if (req.mode === "install" && req.source === undefined) throw new Error(`${set === "keda" ? "cluster:keda" : `cluster:crds.${set}`}: install needs a manifest source`);
       this.ready[set] =
         req.mode === "install"
           ? [new k8s.yaml.v2.ConfigFile(`${set}-crds`, { file: req.source as string }, retainRenderedOptions({ parent: this }))]

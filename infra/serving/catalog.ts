@@ -44,6 +44,8 @@ export function buildCatalog(models: readonly PlannedModel[], args: CatalogArgs)
       maxConcurrency: m.def.maxConcurrency,
       upstream: upstreamOf(m, args),
       ...(m.def.routing ? { routing: m.def.routing } : {}),
+      // A model that may be at zero replicas: the gateway holds its requests while KEDA wakes it.
+      ...(m.autoscaling?.minReplicas === 0 ? { wake: { timeoutMs: m.autoscaling.wake.timeoutSeconds * 1000, maxHeld: m.autoscaling.wake.maxHeld } } : {}),
     })),
   };
   const parsed = CatalogSchema.safeParse(catalog);

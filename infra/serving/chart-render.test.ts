@@ -10,6 +10,7 @@ import { loadModelFolders } from "./model-folders";
 import { buildModelServerPolicy, EPP_POD_LABEL, modelServerSelector } from "./network";
 import { planModels, type PlannedModel } from "./plan";
 import { planRollouts, withRollout } from "./rollout";
+import { decodeDeploymentName, isScaledDeployment } from "./scaled-object";
 import { DEFAULT_STARTUP_TIMEOUT, startupTimeoutSeconds } from "./startup";
 import { API_KEY_SECRET, buildInferencePoolValues, DRAIN_SCRIPT, poolReleaseName, serverValuesFor, TERMINATION_MARGIN_SECONDS } from "./values";
 
@@ -150,5 +151,19 @@ describeWithCharts("serving charts rendered by a real helm with the program's va
     const epp = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "gaie-x-epp" }, spec: { template: { metadata: { labels: { inferencepool: "gaie-x-epp" } } } } };
     const out = t({ type: "kubernetes:apps/v1:Deployment", name: "x", props: epp, opts: {} } as never) as { props: Obj } | undefined;
     expect(out?.props.spec.template.metadata.labels).toEqual({ inferencepool: "gaie-x-epp", a: "b" });
+  });
+
+  test("an autoscaled model: the chart takes its values (the block is kept out), renders minReplicas, and names the decode Deployment as the ScaledObject targets it", () => {
+    const qwen = planModels(["generative/qwen3-8b"], {}, loadModelFolders(), "deployments/models", {}, { "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2 } })[0] as PlannedModel;
+    // The longest slug a folder may have: the chart cuts its fullname at 55 characters.
+    const slug = "a234567890b234567890c234567890d234567890";
+    const long = { ...qwen, def: { ...qwen.def, slug } };
+    for (const m of [qwen, long]) {
+      const values = serverValuesFor(m, { labelDomain: D, startupTimeout: DEFAULT_STARTUP_TIMEOUT, awaitModelServers: true, drainSeconds: 120 });
+      const objects = helmTemplate(helm, archive("llm-d-modelservice"), `ms-${m.def.slug}`, NS, values);
+      const decode = objects.filter((o) => o.kind === "Deployment") as Obj[];
+      expect(decode.map((d) => [d.metadata.name, d.spec.replicas])).toEqual([[decodeDeploymentName(m.def), 0]]);
+      expect(decode.filter((d) => isScaledDeployment(d, m.def))).toHaveLength(1);
+    }
   });
 });

@@ -9,6 +9,7 @@ import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, imageReference
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_DRAIN_SECONDS, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
+import { type AutoscalingOverride, AutoscalingOverrideSchema } from "./autoscaling";
 import { nodeGroupSchema } from "./folder-schemas";
 import { DEFAULT_DOWNLOAD_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, type StartupTimeout } from "./startup";
 import { DEFAULT_S3_DOWNLOADER_IMAGE } from "./weights";
@@ -18,6 +19,7 @@ const STRUCTURED_KEYS = new Set([
   "models",
   "gpuCapacity",
   "replicas",
+  "autoscaling",
   "replaces",
   "parentGateway",
   "createNamespace",
@@ -69,6 +71,15 @@ export const servingSchema = z
       .record(modelRef, z.number().int().min(0, "must be a replica count >= 0"))
       .default({})
       .meta(doc("Per-model decode replicas, overriding the folder's `decode.replicas`; 0 scales a model to zero (first step of a swap on a full GPU).", { "generative/qwen3-8b": 0 })),
+    autoscaling: z
+      .record(modelRef, AutoscalingOverrideSchema)
+      .default({})
+      .meta(
+        doc(
+          "Per-model autoscaling, over the folder's `decode.autoscaling` field by field ([models.md](models.md#autoscaling)).",
+          { "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2 } },
+        ),
+      ),
     parentGateway: z
       .strictObject({
         name: dnsLabel.meta(doc("Name of the Gateway.", "inference-gateway")),
@@ -166,9 +177,14 @@ export const servingSchema = z
       for (const key of Object.keys(v.replicas ?? {})) {
         if (!listed.has(key)) ctx.addIssue({ code: "custom", path: ["replicas", key], message: "is not in serving:models" });
       }
+      for (const key of Object.keys(v.autoscaling ?? {})) {
+        if (!listed.has(key)) ctx.addIssue({ code: "custom", path: ["autoscaling", key], message: "is not in serving:models" });
+        if (v.replicas?.[key] !== undefined) ctx.addIssue({ code: "custom", path: ["replicas", key], message: "must be absent: serving:autoscaling sets this model's replicas (minReplicas, maxReplicas)" });
+      }
       for (const [incoming, outgoing] of Object.entries(v.replaces ?? {})) {
         for (const ref of [incoming, outgoing]) if (!listed.has(ref)) ctx.addIssue({ code: "custom", path: ["replaces", incoming], message: `${ref} is not in serving:models` });
         if (incoming === outgoing) ctx.addIssue({ code: "custom", path: ["replaces", incoming], message: "a model cannot replace itself" });
+        if (v.autoscaling?.[outgoing] !== undefined) ctx.addIssue({ code: "custom", path: ["autoscaling", outgoing], message: `must be absent: ${outgoing} is being replaced (serving:replaces) and runs at zero` });
         if ((v.replicas?.[outgoing] ?? 0) > 0) ctx.addIssue({ code: "custom", path: ["replicas", outgoing], message: `must be 0 or absent: ${outgoing} is being replaced (serving:replaces)` });
       }
       const outgoing = Object.values(v.replaces ?? {});
@@ -200,6 +216,8 @@ export interface ServingConfig {
   readonly chartArchives: readonly ChartArchiveUse[];
   readonly gpuCapacity: Readonly<Record<string, number>>;
   readonly replicas: Readonly<Record<string, number>>;
+  /** `serving:autoscaling`: per model, the fields that win over the folder's `decode.autoscaling`. */
+  readonly autoscaling: Readonly<Record<string, AutoscalingOverride>>;
   readonly parentGateway?: { readonly name: string; readonly namespace?: string; readonly sectionName?: string };
   readonly inferenceGatewayUrl?: string;
   readonly gatewayProvider?: "none" | "istio" | "gke";
@@ -261,6 +279,7 @@ export function parseServingConfig(raw: Readonly<Record<string, string>>, labelD
     ],
     gpuCapacity: c.gpuCapacity,
     replicas: c.replicas,
+    autoscaling: c.autoscaling,
     parentGateway: c.parentGateway,
     inferenceGatewayUrl: c.inferenceGatewayUrl?.replace(/\/+$/, ""),
     gatewayProvider: c.gatewayProvider,

@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import { CatalogSchema } from "../../gateway/src/config/catalog";
 import { optionsFromArgv } from "../../scripts/model-add";
 import { codeSpans, markedBlocks, readDoc } from "../platform/docs-testing";
+import { AutoscalingSchema } from "./autoscaling";
 import { parseServingConfig, SECRET_KEYS } from "./config";
 import { InferencePoolValuesSchema, ModelMetadataSchema, ModelServerValuesSchema } from "./folder-schemas";
 import { checkGpuCapacity } from "./gpu-preflight";
@@ -43,6 +44,18 @@ describe("docs/models.md", () => {
     expect(keys.filter((k) => !spans.has(k))).toEqual([]);
   });
 
+  test("names every autoscaling field, with its default", () => {
+    const rows = page.split("\n").filter((l) => l.startsWith("| `"));
+    const defaults = AutoscalingSchema.parse({ maxReplicas: 1 }) as Record<string, unknown>;
+    for (const key of Object.keys(AutoscalingSchema.shape)) {
+      const row = rows.find((r) => r.startsWith(`| \`${key}\` |`));
+      const shown = key === "maxReplicas" ? "required" : key === "targets" ? "`waitingPerReplica: 4`" : key === "wake" ? "`timeoutSeconds: 600`, `maxHeld: 64`" : String(defaults[key]);
+      expect({ key, row: row?.split("|")[2]?.trim() }).toEqual({ key, row: shown });
+    }
+    expect(defaults.targets).toEqual({ waitingPerReplica: 4 });
+    expect(defaults.wake).toEqual({ timeoutSeconds: 600, maxHeld: 64 });
+  });
+
   test("names every folder rule", () => {
     expect(Object.values(RULES).filter((r) => !spans.has(r))).toEqual([]);
   });
@@ -75,7 +88,7 @@ describe("docs/models.md", () => {
         checked.catalog++;
       } else throw new Error(`docs/models.md: unknown validate marker ${b.marker}`);
     }
-    expect(checked).toEqual({ meta: 2, pool: 1, server: 1, stack: 3, catalog: 1 });
+    expect(checked).toEqual({ meta: 2, pool: 1, server: 1, stack: 4, catalog: 1 });
   });
 
   test("the complete folder loads with the loader pulumi preview uses", () => {

@@ -2,6 +2,7 @@
 // are typed; every other key passes through to the chart untouched) and the optional platform metadata file.
 import { z } from "zod";
 import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
+import { AutoscalingSchema } from "./autoscaling";
 import { FAMILY_NAMES, type FamilyName } from "./families";
 import { quantityGiB } from "./startup";
 import { labelKey, labelMap, labelValue, port } from "../platform/schema-rules";
@@ -65,7 +66,11 @@ export const ModelServerValuesSchema = z.looseObject({
       proxy: z.looseObject({ enabled: z.boolean().optional(), targetPort: port.optional() }).optional(),
     })
     .optional(),
-  decode: RoleSchema.extend({ containers: z.array(ContainerSchema).min(1, "decode needs at least one container") }),
+  decode: RoleSchema.extend({
+    containers: z.array(ContainerSchema).min(1, "decode needs at least one container"),
+    /** The platform's (KEDA), read and removed before the chart sees the values (its schema allows only `enabled`). */
+    autoscaling: AutoscalingSchema.optional(),
+  }),
   prefill: RoleSchema.optional(),
 });
 export type ModelServerValues = z.infer<typeof ModelServerValuesSchema>;

@@ -1,7 +1,9 @@
 // GPU preflight (spec "States and transitions"): on a GPU that holds one large model, a replacement stays Pending
 // until the old model is scaled to zero. So before anything is declared, the GPUs all referenced models request
 // (replicas × GPUs per replica) must fit each node group's configured capacity; otherwise preview fails here,
-// naming the models and the numbers, instead of an operator meeting a Pending pod.
+// naming the models and the numbers, instead of an operator meeting a Pending pod. An autoscaled model must fit at
+// its `minReplicas`; the replicas it may add up to `maxReplicas` are reported when the node group cannot hold them
+// (cluster autoscaling must then add the nodes, else they stay Pending), without failing the preview.
 import { CONFIG_NAMESPACE } from "./constants";
 import type { PlannedModel } from "./plan";
 
@@ -17,7 +19,10 @@ export class GpuCapacityError extends Error {
 
 export interface GpuPoolUsage {
   readonly pool: string;
+  /** At every model's `maxReplicas`. */
   readonly requested: number;
+  /** At the replicas the models are created with (`minReplicas` for autoscaled ones). */
+  readonly base: number;
   readonly capacity: number | undefined;
   readonly models: readonly PlannedModel[];
 }
@@ -31,23 +36,42 @@ export function gpuUsage(models: readonly PlannedModel[], capacity: Readonly<Rec
   }
   return [...pools.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([pool, ms]) => ({ pool, requested: ms.reduce((s, m) => s + m.gpus, 0), capacity: capacity[pool], models: ms }));
+    .map(([pool, ms]) => ({ pool, requested: ms.reduce((s, m) => s + m.gpus, 0), base: ms.reduce((s, m) => s + m.baseGpus, 0), capacity: capacity[pool], models: ms }));
 }
 
-function breakdown(m: PlannedModel): string {
+function breakdown(m: PlannedModel, atMax: boolean): string {
   const g = m.def.gpus;
-  const prefill = m.replicas > 0 && g.prefillReplicas > 0 ? ` + ${g.prefillReplicas} prefill × ${g.perPrefillReplica}` : "";
-  return `${m.def.ref} ${m.replicas} replica${m.replicas === 1 ? "" : "s"} × ${g.perDecodeReplica} GPU${prefill} = ${m.gpus}`;
+  const replicas = atMax ? m.maxReplicas : m.replicas;
+  const prefill = replicas > 0 && g.prefillReplicas > 0 ? ` + ${g.prefillReplicas} prefill × ${g.perPrefillReplica}` : "";
+  const count = `${m.autoscaling ? (atMax ? "up to " : "at least ") : ""}${replicas} replica${replicas === 1 ? "" : "s"}`;
+  return `${m.def.ref} ${count} × ${g.perDecodeReplica} GPU${prefill} = ${atMax ? m.gpus : m.baseGpus}`;
 }
 
-/** One line per node group over capacity (empty when everything fits). */
+function capacityText(u: GpuPoolUsage): string {
+  return u.capacity === undefined ? `0 (no ${CONFIG_NAMESPACE}:gpuCapacity.${u.pool} entry)` : String(u.capacity);
+}
+
+/** One line per node group whose models do not fit at the replicas they are created with (empty when they do). */
 export function checkGpuCapacity(models: readonly PlannedModel[], capacity: Readonly<Record<string, number>>): string[] {
   return gpuUsage(models, capacity)
-    .filter((u) => u.requested > (u.capacity ?? 0))
-    .map((u) => {
-      const cap = u.capacity === undefined ? `0 (no ${CONFIG_NAMESPACE}:gpuCapacity.${u.pool} entry)` : String(u.capacity);
-      return `node group "${u.pool}": ${u.requested} GPUs requested > capacity ${cap}: ${u.models.map(breakdown).join(", ")}`;
-    });
+    .filter((u) => u.base > (u.capacity ?? 0))
+    .map((u) => `node group "${u.pool}": ${u.base} GPUs requested > capacity ${capacityText(u)}: ${u.models.map((m) => breakdown(m, false)).join(", ")}`);
+}
+
+/**
+ * One line per node group that fits its models as created but not at their `maxReplicas`: the autoscaler's extra
+ * replicas stay Pending unless cluster autoscaling adds GPU nodes. A report, not a failure.
+ */
+export function gpuHeadroomWarnings(models: readonly PlannedModel[], capacity: Readonly<Record<string, number>>): string[] {
+  return gpuUsage(models, capacity)
+    .filter((u) => u.requested > (u.capacity ?? 0) && u.base <= (u.capacity ?? 0))
+    .map(
+      (u) =>
+        `node group "${u.pool}": at maxReplicas the models request ${u.requested} GPUs > capacity ${capacityText(u)} (${u.models
+          .filter((m) => m.gpus > 0)
+          .map((m) => breakdown(m, true))
+          .join(", ")}): the cluster cannot hold them, so cluster autoscaling must add the nodes, or the replicas beyond capacity stay Pending`,
+    );
 }
 
 export function assertGpuCapacity(models: readonly PlannedModel[], capacity: Readonly<Record<string, number>>): void {

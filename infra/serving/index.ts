@@ -6,6 +6,6 @@ export { buildModelServerPolicy, MODEL_SERVER_POLICY_NAME } from "./network";
 export { planRollouts, type Rollout } from "./rollout";
 export { API_KEY_SECRET, poolReleaseName } from "./values";
 export { DOWNLOAD_IDENTITY, HF_TOKEN_SECRET, WEIGHTS_S3_SECRET } from "./weights";
-export { assertGpuCapacity, checkGpuCapacity, GpuCapacityError, gpuUsage } from "./gpu-preflight";
+export { assertGpuCapacity, checkGpuCapacity, GpuCapacityError, gpuHeadroomWarnings, gpuUsage } from "./gpu-preflight";
 export { buildCatalog, catalogYaml } from "./catalog";
 export { ServedModel, type ServedModelArgs } from "./served-model";

@@ -1,7 +1,8 @@
 // Which models this stack deploys and at how many replicas: `serving:models` resolved against the model folders,
-// with the `serving:replicas` overrides applied.
+// with the `serving:replicas` overrides applied, and each model's autoscaling (folder and `serving:autoscaling`).
 import * as path from "path";
 import { ConfigError } from "../platform/config";
+import { type Autoscaling, type AutoscalingOverride, mergeAutoscaling } from "./autoscaling";
 import { CONFIG_NAMESPACE, DEFAULT_GPU_POOL } from "./constants";
 import type { ModelDefinition } from "./model-folders";
 import { displayPath } from "./model-folders";
@@ -9,12 +10,18 @@ import { totalGpus } from "./gpus";
 
 export interface PlannedModel {
   readonly def: ModelDefinition;
-  /** Decode replicas to deploy (override or folder). */
+  /** Decode replicas to deploy (override or folder); an autoscaled model's `minReplicas`, which it is created with. */
   readonly replicas: number;
+  /** The most decode replicas it can run: `replicas`, or an autoscaled model's `maxReplicas`. */
+  readonly maxReplicas: number;
+  /** KEDA scales the decode Deployment between `minReplicas` and `maxReplicas` (never for a model being replaced). */
+  readonly autoscaling?: Autoscaling;
   /** `serving:gpuCapacity` key the model's GPUs count against; undefined for models without accelerators. */
   readonly gpuPool?: string;
-  /** Accelerators the model requests at that replica count. */
+  /** Accelerators the model requests at `maxReplicas` (what rollouts and the preflight's report count). */
   readonly gpus: number;
+  /** Accelerators at `replicas`: what must fit for the model to be created at all. */
+  readonly baseGpus: number;
   /** `serving:replaces`: the model this one replaces; its server is created only after that one has scaled to zero. */
   readonly replaces?: string;
   /** Another model replaces this one (`serving:replaces`): it runs at zero replicas. */
@@ -34,6 +41,7 @@ export function planModels(
   folders: readonly ModelDefinition[],
   modelsDir: string,
   replaces: Readonly<Record<string, string>> = {},
+  autoscaling: Readonly<Record<string, AutoscalingOverride>> = {},
 ): PlannedModel[] {
   const outgoing = new Set(Object.values(replaces));
   const byRef = new Map(folders.map((f) => [f.ref, f]));
@@ -46,8 +54,26 @@ export function planModels(
       return;
     }
     const replaced = outgoing.has(ref);
-    const replicas = replaced ? 0 : (replicaOverrides[ref] ?? def.replicas);
-    planned.push({ def, replicas, gpuPool: gpuPoolOf(def), gpus: totalGpus(def.gpus, replicas), replaces: replaces[ref], replaced });
+    const scaling = mergeAutoscaling(def.serverValues.decode.autoscaling, autoscaling[ref]);
+    const folderKey = `${displayPath(path.join(def.dir, `ms-${def.slug}`, "values.yaml"))} decode.autoscaling`;
+    const where = autoscaling[ref] ? `${CONFIG_NAMESPACE}:autoscaling.${ref} (over ${folderKey})` : folderKey;
+    problems.push(...scaling.problems.map((p) => `${where}: ${p}`));
+    if (scaling.value && def.gpus.prefillReplicas > 0) problems.push(`${where}: autoscaling a model with prefill replicas is not supported (the autoscaler moves decode only)`);
+    // A model being replaced runs at zero: it gets no autoscaler, which would wake it again.
+    const auto = replaced ? undefined : scaling.value;
+    const replicas = replaced ? 0 : (auto?.minReplicas ?? replicaOverrides[ref] ?? def.replicas);
+    const maxReplicas = auto?.maxReplicas ?? replicas;
+    planned.push({
+      def,
+      replicas,
+      maxReplicas,
+      ...(auto ? { autoscaling: auto } : {}),
+      gpuPool: gpuPoolOf(def),
+      gpus: totalGpus(def.gpus, maxReplicas),
+      baseGpus: totalGpus(def.gpus, replicas),
+      replaces: replaces[ref],
+      replaced,
+    });
   });
   if (problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
   return planned;
@@ -65,7 +91,7 @@ export interface WeightsConfig {
  */
 export function checkModelNeeds(models: readonly PlannedModel[], cfg: WeightsConfig): string[] {
   const problems: string[] = [];
-  for (const { def, replicas } of models) {
+  for (const { def, maxReplicas: replicas } of models) {
     const where = displayPath(def.dir);
     if (def.weightsSource.kind === "hf" && def.weightsInfo?.gated && !cfg.hasHfToken) {
       problems.push(`${where}: model.yaml weights.gated is true but ${CONFIG_NAMESPACE}:hfToken is not set (pulumi config set --secret ${CONFIG_NAMESPACE}:hfToken …): the download would be refused`);

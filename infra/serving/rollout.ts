@@ -35,7 +35,7 @@ export function planRollouts(models: readonly PlannedModel[], args: RolloutArgs)
   const out = new Map<string, Rollout>();
   for (const m of models) {
     const need = m.gpuPool === undefined ? 0 : surgeGpus(m);
-    if (m.replicas === 0 && need > 0) {
+    if (m.maxReplicas === 0 && need > 0) {
       out.set(m.def.ref, { type: "Recreate", reason: "it is scaled to zero" });
     } else if (args.cacheAccessMode === "ReadWriteOnce" && args.cached.has(m.def.ref)) {
       out.set(m.def.ref, { type: "Recreate", reason: "its ReadWriteOnce weights volume attaches to one node" });

@@ -14,6 +14,7 @@ import { SERVER_PREFIX } from "./constants";
 import { fixedHealthCheckPortTransform } from "./gke-health-check";
 import type { PlannedModel } from "./plan";
 import { type Rollout, withRollout } from "./rollout";
+import { buildScaledObject, isScaledDeployment } from "./scaled-object";
 import { type StartupTimeout, startupTimeoutSeconds } from "./startup";
 import {
   buildHttpRoute,
@@ -75,6 +76,12 @@ export interface ServedModelArgs {
     readonly poolTransforms?: pulumi.ResourceTransform[];
     readonly eppMetricsAuth?: boolean;
   };
+  /** What an autoscaled model's ScaledObject needs: the metrics server, the gateway's namespace, KEDA's CRDs. */
+  readonly autoscaler?: {
+    readonly serverAddress: string;
+    readonly gatewayNamespace: string;
+    readonly ready: pulumi.Input<pulumi.Resource>[];
+  };
   /** Created only after these (the outgoing model of a swap, scaled to zero). */
   readonly after?: pulumi.Input<pulumi.Resource>[];
   /** What creates (or proves) the CRDs: the pool release waits for the InferencePool ones, the route for Gateway API's. */
@@ -100,6 +107,17 @@ function rolloutTransform(rollout: Rollout): pulumi.ResourceTransform {
   return (args) => (args.type === "kubernetes:apps/v1:Deployment" ? { props: withRollout(args.props as Record<string, unknown>, rollout), opts: args.opts } : undefined);
 }
 
+/**
+ * Leaves the scaled decode Deployment's `spec.replicas` to KEDA and its HPA. The chart always renders the field, and
+ * with patch force every `pulumi up` would set it back; ignoreChanges makes the provider drop the field from its
+ * server-side apply when another manager owns it (and send the live value otherwise), so the count is kept. On
+ * create the rendered value (`minReplicas`) is used.
+ */
+function keepScaledReplicas(model: PlannedModel): pulumi.ResourceTransform {
+  return (args) =>
+    isScaledDeployment(args.props as Record<string, never>, model.def) ? { props: args.props, opts: pulumi.mergeOptions(args.opts, { ignoreChanges: ["spec.replicas"] }) } : undefined;
+}
+
 export class ServedModel extends pulumi.ComponentResource {
   readonly pool: k8s.helm.v4.Chart;
   readonly server: k8s.helm.v4.Chart;
@@ -107,6 +125,7 @@ export class ServedModel extends pulumi.ComponentResource {
   readonly route?: k8s.apiextensions.CustomResource;
   readonly cache?: k8s.core.v1.PersistentVolumeClaim;
   readonly download?: k8s.batch.v1.Job;
+  readonly scaledObject?: k8s.apiextensions.CustomResource;
 
   constructor(name: string, args: ServedModelArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ai-platform:serving:Model", name, {}, opts);
@@ -206,9 +225,27 @@ export class ServedModel extends pulumi.ComponentResource {
       {
         parent: this,
         dependsOn: [this.pool, args.apiKey, ...(this.download ? [this.download] : []), ...(args.after ?? [])],
-        transforms: [rolloutTransform(args.rollout)],
+        transforms: [rolloutTransform(args.rollout), ...(args.model.autoscaling ? [keepScaledReplicas(args.model)] : [])],
       },
     );
+
+    if (args.model.autoscaling) {
+      if (!args.autoscaler) throw new Error(`${def.ref} autoscales but the stack gave no autoscaler (KEDA)`);
+      this.scaledObject = new k8s.apiextensions.CustomResource(
+        modelObjectName(def.slug),
+        inNamespace(
+          buildScaledObject(args.model, args.labelDomain, {
+            namespace: args.namespaceName,
+            labelDomain: args.labelDomain,
+            gatewayNamespace: args.autoscaler.gatewayNamespace,
+            serverAddress: args.autoscaler.serverAddress,
+            startupBudgetSeconds: startupTimeoutSeconds(def.weightsGiB, args.startupTimeout),
+          }),
+          args.namespace,
+        ) as k8s.apiextensions.CustomResourceArgs,
+        { parent: this, dependsOn: [this.server, ...args.autoscaler.ready] },
+      );
+    }
 
     this.replicaService = new k8s.core.v1.Service(
       modelObjectName(def.slug),

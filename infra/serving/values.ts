@@ -105,7 +105,7 @@ export const MODEL_SERVER_SECURITY_CONTEXT = {
 
 export interface ModelServerValuesArgs {
   readonly labelDomain: string;
-  /** Decode replicas to deploy; 0 also scales prefill to 0 (frees every GPU of the model). */
+  /** Decode replicas to deploy (an autoscaled model's `minReplicas`: only its first count); 0 also scales prefill to 0. */
   readonly replicas: number;
   /** Annotations on the model-server Deployments (how long `pulumi up` waits for them, see startup.ts). */
   readonly deploymentAnnotations?: Readonly<Record<string, string>>;
@@ -203,6 +203,8 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
   const v = structuredClone(def.serverValues) as ModelServerValues;
   v.modelArtifacts.labels = { ...v.modelArtifacts.labels, ...platformPodLabels(def, args.labelDomain) };
   v.decode.replicas = args.replicas;
+  // The platform's autoscaling block is KEDA's (scaled-object.ts); the chart's values schema refuses its keys.
+  delete v.decode.autoscaling;
   if (args.replicas === 0 && v.prefill) v.prefill.replicas = 0;
   const roles: ["decode" | "prefill", RoleValues][] = [["decode", v.decode]];
   if (v.prefill && v.prefill.create !== false) roles.push(["prefill", v.prefill]);

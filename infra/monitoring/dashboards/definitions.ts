@@ -362,6 +362,9 @@ export function gatewayDashboard(): Dashboard {
  * infra/monitoring/serving-observability.ts) and their endpoint pickers. `$model` is vLLM's `model_name` (the
  * served model name, the id clients send); one row per selected model, panels per pod inside it.
  */
+/** The model servers' decode Deployments (the modelservice chart's `<fullname>-decode`), which KEDA scales. */
+const DECODE = 'deployment=~".+-decode"';
+
 export function modelServingDashboard(): Dashboard {
   const one = `model_name="$model"`;
   const byPod = (metric: string) => `sum by (pod) (${metric}{${one}})`;
@@ -392,6 +395,53 @@ export function modelServingDashboard(): Dashboard {
         exprs: [{ expr: "max by (name) (inference_pool_average_kv_cache_utilization)", legend: "{{name}}" }],
         unit: "percentunit",
         w: 8,
+      },
+      { type: "row", title: "Autoscaling", exprs: [] },
+      {
+        type: "timeseries",
+        title: "Replicas per model",
+        description: "Decode Deployments (`ms-<slug>-…-decode`): the count KEDA and its HPA ask for, and the ready pods.",
+        exprs: [
+          { expr: `sum by (deployment) (kube_deployment_spec_replicas{${DECODE}})`, legend: "{{deployment}} desired" },
+          { expr: `sum by (deployment) (kube_deployment_status_replicas_ready{${DECODE}})`, legend: "{{deployment}} ready" },
+        ],
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Held requests",
+        description: "Requests the gateway holds for a model at zero replicas while it wakes, and how they ended.",
+        exprs: [
+          { expr: "sum by (model) (gateway_model_held_requests)", legend: "{{model}} held" },
+          { expr: "sum by (model, outcome) (rate(gateway_held_requests_total[5m]))", legend: "{{model}} {{outcome}}" },
+        ],
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Time to wake",
+        description: "p90 from the first held request to the first ready replica.",
+        exprs: [{ expr: "histogram_quantile(0.9, sum by (le, model) (rate(gateway_model_wake_seconds_bucket[5m])))", legend: "p90 {{model}}" }],
+        unit: "s",
+        w: 8,
+      },
+      {
+        type: "timeseries",
+        title: "Scale events",
+        description: "Wakes from zero, and changes of each decode Deployment's desired replicas, per hour.",
+        exprs: [
+          { expr: "sum by (model) (increase(gateway_model_wakes_total[1h]))", legend: "{{model}} wakes" },
+          { expr: `sum by (deployment) (changes(kube_deployment_spec_replicas{${DECODE}}[1h]))`, legend: "{{deployment}} replica changes" },
+        ],
+        w: 12,
+      },
+      {
+        type: "timeseries",
+        title: "Autoscaler errors",
+        description: "Failed trigger queries per ScaledObject: while they fail KEDA does not scale, and a model at zero cannot wake.",
+        exprs: [{ expr: "sum by (scaledObject) (rate(keda_scaler_detail_errors_total[5m]))", legend: "{{scaledObject}}" }],
+        unit: "reqps",
+        w: 12,
       },
       { type: "row", title: "Model $model", repeat: "model", exprs: [] },
       {

@@ -44,8 +44,13 @@ const EPP: MetricSource = {
 
 const KUBE_STATE_METRICS: MetricSource = {
   exposedBy: "kube-state-metrics (metrics chart)",
-  reference: "https://github.com/kubernetes/kube-state-metrics/tree/main/docs (pod, job and daemonset metrics)",
+  reference: "https://github.com/kubernetes/kube-state-metrics/tree/main/docs (pod, job, daemonset, deployment and horizontalpodautoscaler metrics)",
   names: [
+    "kube_deployment_spec_replicas",
+    "kube_deployment_status_replicas_ready",
+    "kube_horizontalpodautoscaler_info",
+    "kube_horizontalpodautoscaler_spec_max_replicas",
+    "kube_horizontalpodautoscaler_status_current_replicas",
     "kube_pod_info",
     "kube_pod_status_ready",
     "kube_pod_status_phase",
@@ -86,6 +91,25 @@ const DCGM: MetricSource = {
   names: ["DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_FB_FREE"],
 };
 
+/** KEDA's operator (the platform's autoscaler of models, `cluster:keda`). */
+const KEDA: MetricSource = {
+  exposedBy: "the KEDA operator (/metrics on 8080)",
+  reference: "kedacore/keda v2.20.2 pkg/metricscollector/prommetrics.go",
+  names: ["keda_scaler_detail_errors_total", "keda_scaler_active"],
+};
+
+/**
+ * What the gateway exports for models that may sleep (the hold queue of issue #22), as agreed with its
+ * implementation. Only the names the gateway's registry does not serve yet: once it does, they come from there and
+ * this list is empty (dashboards.test.ts holds that).
+ */
+export const GATEWAY_WAKE_METRICS = ["gateway_model_held_requests", "gateway_held_requests_total", "gateway_model_wake_seconds", "gateway_model_wakes_total"] as const;
+export function gatewayWakeMetrics(): MetricSource {
+  const served = new Set(gatewayMetrics().names);
+  const names = GATEWAY_WAKE_METRICS.filter((n) => !served.has(n));
+  return { exposedBy: "the gateway (/metrics on 9090), hold queue", reference: "issue #22: the gateway's metrics for held requests and wakes", names, histograms: names.filter((n) => n === "gateway_model_wake_seconds") };
+}
+
 const LOKI: MetricSource = {
   exposedBy: "the log store (Loki, /metrics on 3100)",
   reference: "https://grafana.com/docs/loki/latest/operations/observability/ (loki_discarded_samples_total; loki_request_duration_seconds by route)",
@@ -117,7 +141,7 @@ function readGatewayMetrics(): MetricSource {
 }
 
 export function metricSources(): MetricSource[] {
-  return [gatewayMetrics(), VLLM, EPP, KUBE_STATE_METRICS, NODE_EXPORTER, CADVISOR, DCGM, LOKI];
+  return [gatewayMetrics(), gatewayWakeMetrics(), VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI];
 }
 
 /** The metric names a PromQL expression selects, from Prometheus' own grammar. */
