@@ -5,7 +5,9 @@ import * as fs from "fs";
 import * as path from "path";
 
 const DOCS = __dirname;
-const BUDGET_BYTES = 330_000;
+// 330,000 when set (#20: 371,659 cut to ~325,000); 335,000 with autoscaling and scale to zero (#22), whose keys,
+// dashboard panels and alerts the docs tests require on the page, after about 9 KB of repeats were folded.
+const BUDGET_BYTES = 335_000;
 const OPERATOR_PAGES = ["quickstart.md", "operations.md", "configuration.md", "lifecycle.md", "models.md", "monitoring.md", "troubleshooting.md", "exposure.md"];
 /** Pages being rewritten elsewhere: their rules are skipped, not dropped, until the rewrite lands. */
 const PENDING_REWRITE = new Set<string>([]);

@@ -39,10 +39,24 @@ function unitTests() {
         { series: 'gateway_models_ready{model="down", pod="gw-2"}', values: "0x10" },
         { series: 'gateway_models_ready{model="up", pod="gw-1"}', values: "1x10" },
         { series: 'gateway_models_ready{model="up", pod="gw-2"}', values: "0x10" },
+        // A model that may sleep, at zero: not down.
+        { series: 'gateway_models_ready{model="asleep", pod="gw-1"}', values: "0x10" },
+        { series: 'gateway_model_held_requests{model="asleep", pod="gw-1"}', values: "0x10" },
       ],
       alert_rule_test: [
         { eval_time: "3m", alertname: "ModelDown", exp_alerts: [] },
         { eval_time: "7m", alertname: "ModelDown", exp_alerts: [expected(rule("ModelDown"), { model: "down" })] },
+      ],
+    },
+    {
+      interval: "1m",
+      input_series: [
+        { series: 'gateway_held_requests_total{model="cold", outcome="timed_out", pod="gw-1"}', values: "0 0 0 0 0 3 3 3 3 3" },
+        { series: 'gateway_held_requests_total{model="warm", outcome="released", pod="gw-1"}', values: "0+5x10" },
+      ],
+      alert_rule_test: [
+        { eval_time: "3m", alertname: "ModelWakeTimedOut", exp_alerts: [] },
+        { eval_time: "6m", alertname: "ModelWakeTimedOut", exp_alerts: [expected(rule("ModelWakeTimedOut"), { model: "cold" })] },
       ],
     },
     {
@@ -161,9 +175,10 @@ function unitTests() {
 }
 
 describe("alert rules", () => {
-  test("the nine alerts the platform needs, each with a runbook line", () => {
+  test("the ten alerts the platform needs, each with a runbook line", () => {
     expect(ALERT_RULES.map((r) => r.alert)).toEqual([
       "ModelDown",
+      "ModelWakeTimedOut",
       "GatewayServerErrors",
       "GatewayEventLoopDelay",
       "TimeToFirstTokenSLO",

@@ -38,12 +38,23 @@ const t = ALERT_THRESHOLDS;
 export const ALERT_RULES: readonly AlertRule[] = [
   {
     alert: "ModelDown",
-    expr: "max by (model) (gateway_models_ready) == 0",
+    // A model that may sleep (the gateway exports its held-requests gauge, and only for such models) has no ready
+    // replica by design while idle: ModelWakeTimedOut says when it fails to wake instead.
+    expr: "max by (model) (gateway_models_ready) == 0 unless on (model) max by (model) (gateway_model_held_requests)",
     for: "5m",
     severity: "critical",
     summary: "Model {{ $labels.model }} has no ready replica: the gateway answers 503 for it and does not list it.",
     runbook:
-      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose, or asleep under its autoscaler, fires this too.",
+      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
+  },
+  {
+    alert: "ModelWakeTimedOut",
+    expr: 'sum by (model) (increase(gateway_held_requests_total{outcome="timed_out"}[10m])) > 0',
+    for: "0m",
+    severity: "critical",
+    summary: "Model {{ $labels.model }} did not wake within its wake timeout: requests held for it got 503.",
+    runbook:
+      "AI Platform · Model Serving, Autoscaling: no replica after a wake means a `Pending` pod (GPUs: models.md), a load slower than `wake.timeoutSeconds`, or KEDA not scaling (`kubectl -n app-serving describe scaledobject model-<slug>`).",
   },
   {
     alert: "GatewayServerErrors",
