@@ -199,7 +199,9 @@ describe("the ScaledObject", () => {
       { series: `gateway_model_held_requests{${gw("g1", def.id)}}`, values: "2x5" },
       { series: `gateway_model_held_requests{${gw("g2", def.id)}}`, values: "1x5" },
       { series: `gateway_model_held_requests{${gw("g1", "other")}}`, values: "50x5" },
+      // In flight counts the held requests too: g1 holds 2 and sends 2, g2 holds 1.
       { series: `gateway_requests_in_flight{${gw("g1", def.id)}}`, values: "4x5" },
+      { series: `gateway_requests_in_flight{${gw("g2", def.id)}}`, values: "1x5" },
       { series: `gateway_requests_in_flight{${gw("g2", def.id, "someone-else")}}`, values: "40x5" },
     ];
     const asleep = scalerQueries({ ...def, slug: "asleep", id: "asleep-model" }, soArgs);
@@ -211,8 +213,8 @@ describe("the ScaledObject", () => {
         promql_expr_test: [
           one(q.waiting, 8),
           one(q.kvCache, 0.7),
-          one(q.demand, 7),
-          // A model at zero replicas: no vLLM series; held requests only. Nothing at all: 0, never an empty answer.
+          one(q.demand, 5),
+          // A model at zero replicas: no vLLM series; only requests held in flight. Nothing at all: 0, never an empty answer.
           one(asleep.waiting, 0),
           one(asleep.kvCache, 0),
           one(asleep.demand, 0),
@@ -220,7 +222,10 @@ describe("the ScaledObject", () => {
       },
       {
         interval: "1m",
-        input_series: [{ series: `gateway_model_held_requests{${gw("g1", "asleep-model")}}`, values: "2x5" }],
+        input_series: [
+          { series: `gateway_model_held_requests{${gw("g1", "asleep-model")}}`, values: "2x5" },
+          { series: `gateway_requests_in_flight{${gw("g1", "asleep-model")}}`, values: "2x5" },
+        ],
         promql_expr_test: [one(asleep.demand, 2)],
       },
     ];

@@ -49,7 +49,8 @@ export function scalerQueries(def: ModelDefinition, args: ScalerQueryArgs): { wa
   return {
     waiting: `sum(vllm:num_requests_waiting{${pods}}) or vector(0)`,
     kvCache: `avg(vllm:kv_cache_usage_perc{${pods}}) or vector(0)`,
-    demand: `(sum(gateway_model_held_requests{${gateway}}) or vector(0)) + (sum(gateway_requests_in_flight{${gateway}}) or vector(0))`,
+    // In flight includes the requests held while the model wakes (gateway_model_held_requests is a part of it).
+    demand: `sum(gateway_requests_in_flight{${gateway}}) or vector(0)`,
   };
 }
 
@@ -62,7 +63,7 @@ export interface ScaledObjectArgs extends ScalerQueryArgs {
 
 type Trigger = { type: "prometheus"; name: string; metricType: "AverageValue" | "Value"; metadata: Record<string, string> };
 
-/** The triggers: vLLM's queue and KV cache while pods run; the gateway's held and in-flight requests, which also wake it. */
+/** The triggers: vLLM's queue and KV cache while pods run; the gateway's requests in flight (held ones included), which also wake it. */
 export function scaledObjectTriggers(def: ModelDefinition, a: Autoscaling, args: ScaledObjectArgs): Trigger[] {
   const q = scalerQueries(def, args);
   // Trigger metadata is a map of strings in the CRD.
@@ -77,7 +78,7 @@ export function scaledObjectTriggers(def: ModelDefinition, a: Autoscaling, args:
   if (a.targets.waitingPerReplica !== undefined) triggers.push(prom("vllm-waiting", "AverageValue", q.waiting, a.targets.waitingPerReplica));
   // Value: desired = current × average / threshold.
   if (a.targets.kvCacheUsage !== undefined) triggers.push(prom("vllm-kv-cache", "Value", q.kvCache, a.targets.kvCacheUsage));
-  // A replica serves maxConcurrency requests at once: more held or in flight per replica asks for another.
+  // A replica serves maxConcurrency requests at once: more in flight (held or sent) per replica asks for another.
   triggers.push(prom("gateway-demand", "AverageValue", q.demand, def.maxConcurrency, a.activationRequests));
   return triggers;
 }
