@@ -3,21 +3,40 @@
 // take them. Real gateways, real simulators started late on a reserved loopback port, a real DNS server on loopback.
 import { spawnSync } from "node:child_process";
 import { getServers, setServers } from "node:dns";
-import { createServer } from "node:net";
+import { createServer, type Server } from "node:net";
 import { startSimulator, type RunningSimulator } from "../../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import type { CatalogInput } from "../../src/config/catalog";
 import { startDnsServer, type LoopbackDns } from "../support/dns-server";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 
-/** A loopback port nothing listens on (yet): where a replica will start later. */
+/**
+ * Listeners that hold reserved ports, resetting every connection (no replica there), until a replica takes the
+ * port: a port merely looked up and let go can be taken meanwhile, by another suite's server or as the source port
+ * of some outgoing connection, and the replica then fails with EADDRINUSE.
+ */
+const holders = new Map<number, Server>();
+
+/** A loopback port no replica listens on (yet): where a replica may start later (see takePort). */
 async function reservePort(): Promise<number> {
-  const server = createServer();
+  const server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  holders.set(port, server);
   return port;
 }
+
+/** Lets a reserved port go, for the replica about to listen on it. */
+async function takePort(port: number): Promise<number> {
+  const server = holders.get(port);
+  holders.delete(port);
+  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+afterAll(async () => {
+  await Promise.all([...holders.keys()].map(takePort));
+});
 
 /** A catalog model with no replica up: one endpoint on a port nothing listens on. */
 function asleep(id: string, port: number, wake: { timeoutMs: number; maxHeld: number }, maxConcurrency = 16): CatalogInput["models"][number] {
@@ -115,7 +134,7 @@ describe("a model at zero replicas, endpoints mode (nothing listening yet)", () 
 
     // The replica comes up on the reserved port, loading for a while (503 on /health), then ready.
     const sim = await startSimulator({
-      port: sleepyPort,
+      port: await takePort(sleepyPort),
       models: ["sleepy"],
       startupDelayMs: 300,
       maxNumSeqs: 16,
