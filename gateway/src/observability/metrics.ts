@@ -38,8 +38,12 @@ export interface WakeSink {
   woke(seconds: number): void;
 }
 
-/** How a held request left: given a replica, refused over `maxHeld`, past `timeoutMs`, or its client left. */
-export const HELD_OUTCOMES = ["released", "saturated", "timed_out", "abandoned"] as const;
+/**
+ * How a held request left: given a replica; refused with 429 (over `maxHeld`, or past `timeoutMs` once the model is
+ * up but full); past `timeoutMs` with the model still not ready (503: the wake failed); the gateway shutting down
+ * (503, retried on another gateway replica); or its client left.
+ */
+export const HELD_OUTCOMES = ["released", "saturated", "timed_out", "shutdown", "abandoned"] as const;
 export type HeldOutcome = (typeof HELD_OUTCOMES)[number];
 
 /** Time to wake, 1 s to 20 min: a cached model on a warm node at the low end, a cold node and a download at the top. */
@@ -169,7 +173,7 @@ export class GatewayMetrics {
 
   readonly heldRequests = new Counter({
     name: "gateway_held_requests_total",
-    help: "Requests held for a model waking from zero, by how they left: released (to a replica), saturated (over wake.maxHeld, refused with 429), timed_out (past wake.timeoutMs, or the gateway shutting down: 503), abandoned (the client left).",
+    help: "Requests held for a model waking from zero, by how they left: released (to a replica), saturated (429: over wake.maxHeld, or past wake.timeoutMs with the model up but full), timed_out (503: past wake.timeoutMs with no ready replica, the wake failed), shutdown (503: the gateway stopping), abandoned (the client left).",
     labelNames: ["model", "outcome"] as const,
     registers: [this.registry],
   });

@@ -32,7 +32,7 @@ export class ModelPool {
 
   constructor(readonly model: CatalogModel) {
     this.strategy = createStrategy(model.routing);
-    this.wakeQueue = model.wake ? new WakeQueue(model.wake) : undefined;
+    this.wakeQueue = model.wake ? new WakeQueue(model.wake, () => this.isReady) : undefined;
     const up = model.upstream;
     if (up.mode === "endpoints") {
       this.list = up.endpoints.map((e) => this.newReplica(e.url, e.maxConcurrency));
@@ -123,8 +123,9 @@ export class ModelPool {
     this.ensureRecheck();
     const end = await pending;
     if (typeof end !== "string") return { ok: true, replica: end };
-    // Past its deadline with a replica up but full, the request met load (429), not a model that is not there (503).
-    return { ok: false, reason: end === "timed_out" && !this.isReady ? "not_ready" : "saturated" };
+    // Past its deadline with a replica up but full the queue says `saturated` (429); a wake that failed, or a gateway
+    // shutting down, is not_ready (503, which clients retry elsewhere).
+    return { ok: false, reason: end === "saturated" || end === "abandoned" ? "saturated" : "not_ready" };
   }
 
   release(replica: Replica): void {

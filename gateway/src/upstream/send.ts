@@ -112,8 +112,9 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
     }
     if (!picked.ok) {
       if (picked.reason === "saturated" && attempt === 1) {
+        // A model still waking takes as long as its load: a client retrying every second would only queue again.
         const waking = pool.wakeQueue && !pool.isReady;
-        throw (waking ? errors.wakeSaturated : errors.saturated)(pool.model.id, opts.retryAfterSaturatedSeconds);
+        throw waking ? errors.wakeSaturated(pool.model.id, opts.retryAfterNotReadySeconds) : errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds);
       }
       throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
     }

@@ -15,7 +15,7 @@ interface Held {
   hooks?: HoldHooks;
   since: number;
   timer: NodeJS.Timeout;
-  settle(end: Replica | "timed_out" | "abandoned"): void;
+  settle(end: Replica | Exclude<HeldOutcome, "released">): void;
 }
 
 /**
@@ -30,7 +30,11 @@ export class WakeQueue {
   private listener: WakeSink | undefined;
   private closed = false;
 
-  constructor(private readonly wake: Wake) {}
+  constructor(
+    private readonly wake: Wake,
+    /** Whether the model has a ready replica now: a deadline met then is load (429), not a failed wake (503). */
+    private readonly modelReady: () => boolean,
+  ) {}
 
   /** Where outcomes and wake times go (the metrics). */
   listen(listener: WakeSink): void {
@@ -42,13 +46,14 @@ export class WakeQueue {
   }
 
   /**
-   * Holds a request: resolves with the replica release() picks for it, or `timed_out`, `abandoned` (the signal), or
-   * `saturated` at once when the queue is full. The model has no ready replica when this is called.
+   * Holds a request: resolves with the replica release() picks for it, or `timed_out` (no replica by the deadline),
+   * `saturated` (the queue full, or a replica up but full by the deadline), `abandoned` (the signal) or `shutdown`.
+   * The model has no ready replica when this is called.
    */
   hold(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, signal: AbortSignal | undefined, hooks?: HoldHooks): Promise<Replica | HeldOutcome> {
     if (this.closed) {
-      this.listener?.outcome("timed_out");
-      return Promise.resolve("timed_out");
+      this.listener?.outcome("shutdown");
+      return Promise.resolve("shutdown");
     }
     if (this.held.length >= this.wake.maxHeld || signal?.aborted) {
       this.listener?.outcome(signal?.aborted ? "abandoned" : "saturated");
@@ -61,7 +66,10 @@ export class WakeQueue {
       const leave = (end: "timed_out" | "abandoned") => {
         const i = this.held.indexOf(entry);
         if (i >= 0) this.held.splice(i, 1);
-        entry.settle(end);
+        const ready = this.modelReady();
+        // Everyone who waited has left with no replica up: the next request held starts a new wake.
+        if (this.held.length === 0 && !ready) this.wakeSince = undefined;
+        entry.settle(end === "timed_out" && ready ? "saturated" : end);
       };
       const entry: Held = {
         ctx,
@@ -95,12 +103,13 @@ export class WakeQueue {
   }
 
   /**
-   * The gateway is shutting down: what is held ends now as timed out (a 503 its client retries on another gateway
-   * replica) rather than being cut when the shutdown grace ends, and nothing more is held.
+   * The gateway is shutting down: what is held ends now (a 503 its client retries on another gateway replica)
+   * rather than being cut when the shutdown grace ends, and nothing more is held.
    */
   close(): void {
     this.closed = true;
-    for (const entry of this.held.splice(0)) entry.settle("timed_out");
+    this.wakeSince = undefined;
+    for (const entry of this.held.splice(0)) entry.settle("shutdown");
   }
 
   /** Whether a wake is under way (a request was held and no replica has been ready since). */

@@ -1,6 +1,7 @@
 import { parseCatalog } from "../../src/config/load-catalog";
 import { LeastLoaded, PrefixAffinity, RoundRobin } from "../../src/upstream/balancer";
 import { readGauge } from "../../src/upstream/load-scraper";
+import { WakeQueue } from "../../src/upstream/wake-queue";
 import { ModelPool } from "../../src/upstream/model-pool";
 import { prefixHashes, promptText } from "../../src/upstream/prefix-index";
 import { Replica } from "../../src/upstream/replica";
@@ -177,6 +178,30 @@ describe("model pool", () => {
     p.replicas[0]!.markHealthy(); // back, but its one slot is taken
     expect(await waiting).toEqual({ ok: false, reason: "saturated" });
     expect(p.heldLength).toBe(0);
+  });
+
+  it("wake queue: each way out is its own outcome, and a wake nobody waits for any more is forgotten", async () => {
+    let ready = false;
+    const outcomes: string[] = [];
+    const woke: number[] = [];
+    const q = new WakeQueue({ timeoutMs: 20, maxHeld: 4 }, () => ready);
+    q.listen({ outcome: (o) => outcomes.push(o), woke: (s) => woke.push(s) });
+    // No replica by the deadline: the wake failed.
+    expect(await q.hold({}, undefined, undefined)).toBe("timed_out");
+    // Everyone left with no replica up: no wake is under way, so a replica appearing later records none.
+    expect(q.waking).toBe(false);
+    // A replica up but full by the deadline: load, not a failed wake.
+    const late = q.hold({}, undefined, undefined);
+    ready = true;
+    expect(await late).toBe("saturated");
+    // Shutting down: what is held, and what comes after, ends as shutdown.
+    ready = false;
+    const pending = q.hold({}, undefined, undefined);
+    q.close();
+    expect(await pending).toBe("shutdown");
+    expect(await q.hold({}, undefined, undefined)).toBe("shutdown");
+    expect(outcomes).toEqual(["timed_out", "saturated", "shutdown", "shutdown"]);
+    expect(woke).toEqual([]);
   });
 
   it("ignores stale scraped load", () => {
