@@ -52,7 +52,7 @@ describe("discovery and readiness against a real DNS server", () => {
 
   it("pool mode: no ready pod behind the pool → not listed and 503; a ready pod → listed and served; gone again → 503", async () => {
     const pool = h.gateway.registry.get("by-pool")!;
-    await waitFor(async () => !pool.isReady, 3000, "pool unready while its name does not resolve");
+    await waitFor(async () => !pool.isReady, 10_000, "pool unready while its name does not resolve");
     expect(await listed()).not.toContain("by-pool");
     const refused = await chat("by-pool");
     expect(refused.status).toBe(503);
@@ -61,44 +61,44 @@ describe("discovery and readiness against a real DNS server", () => {
     const sent = h.sims["by-pool"]![0]!.stats().requestsTotal;
 
     records.set("model-by-pool.test.internal", ["127.0.0.1"]);
-    await waitFor(() => pool.isReady, 3000, "pool ready once its name resolves");
+    await waitFor(() => pool.isReady, 10_000, "pool ready once its name resolves");
     expect(await listed()).toContain("by-pool");
     expect((await chat("by-pool")).status).toBe(200);
     // Nothing reached the pool while it was unready.
     expect(h.sims["by-pool"]![0]!.stats().requestsTotal).toBe(sent + 1);
 
     records.delete("model-by-pool.test.internal");
-    await waitFor(() => !pool.isReady, 3000, "pool unready again");
+    await waitFor(() => !pool.isReady, 10_000, "pool unready again");
     expect((await chat("by-pool")).status).toBe(503);
   });
 
   it("dns mode: NXDOMAIN empties the replica set (503, unlisted) instead of keeping stale addresses; an answer brings it back", async () => {
     const pool = h.gateway.registry.get("by-dns")!;
     records.set("model-by-dns.test.internal", ["127.0.0.1"]);
-    await waitFor(() => pool.isReady, 5000, "dns replica ready");
+    await waitFor(() => pool.isReady, 10_000, "dns replica ready");
     expect((await chat("by-dns")).status).toBe(200);
     expect(await listed()).toContain("by-dns");
 
     records.delete("model-by-dns.test.internal");
-    await waitFor(() => pool.replicas.length === 0, 3000, "replicas emptied on NXDOMAIN");
+    await waitFor(() => pool.replicas.length === 0, 10_000, "replicas emptied on NXDOMAIN");
     const refused = await chat("by-dns");
     expect(refused.status).toBe(503);
     expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("model_not_ready");
     expect(await listed()).not.toContain("by-dns");
 
     records.set("model-by-dns.test.internal", ["127.0.0.1"]);
-    await waitFor(() => pool.isReady, 5000, "recovered once the name resolves again");
+    await waitFor(() => pool.isReady, 10_000, "recovered once the name resolves again");
     expect((await chat("by-dns")).status).toBe(200);
   });
 
   it("DNS itself failing (SERVFAIL) is not an answer: the last replica set stays", async () => {
     const pool = h.gateway.registry.get("by-dns")!;
-    await waitFor(() => pool.isReady, 5000, "dns replica ready");
+    await waitFor(() => pool.isReady, 10_000, "dns replica ready");
     const warned = () => h.logs.filter((l) => l.msg === "DNS lookup failed; keeping last replica set" && l.model === "by-dns").length;
     const before = warned();
     failing.add("model-by-dns.test.internal");
     try {
-      await waitFor(() => warned() >= before + 2, 3000, "two failed lookups");
+      await waitFor(() => warned() >= before + 2, 10_000, "two failed lookups");
       expect(pool.replicas.length).toBe(1);
       expect((await chat("by-dns")).status).toBe(200);
     } finally {
@@ -111,7 +111,7 @@ describe("discovery and readiness against a real DNS server", () => {
       parseCatalog({ models: [{ id: "e", category: "embedder", upstream: { mode: "pool", url: "http://igw.gateway-system.svc.cluster.local/e" } }] }, "catalog.yaml"),
     ).toThrow(/models\[0\]\.upstream\.mode: an embedder is reached in dns or endpoints mode/);
     records.set("model-by-pool.test.internal", ["127.0.0.1"]);
-    await waitFor(() => h.gateway.registry.get("by-pool")!.isReady, 3000, "pool ready");
+    await waitFor(() => h.gateway.registry.get("by-pool")!.isReady, 10_000, "pool ready");
     const before = h.sims["by-pool"]![0]!.stats().requestsTotal;
     const res = await h.fetch("/v1/embeddings", { json: { model: "by-pool", input: "hello" } });
     expect(res.status).toBeGreaterThanOrEqual(400);
