@@ -17,6 +17,7 @@ import { openLoop } from "./lib/open-loop";
 import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { cpuSeconds, pinning } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 8);
@@ -77,7 +78,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

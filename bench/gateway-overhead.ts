@@ -24,6 +24,7 @@ import { nginxBinary, NGINX_MISSING, startNginx } from "./lib/nginx";
 import { openLoop, type OpenLoopResult } from "./lib/open-loop";
 import { cpuSeconds, pinning, residentBytes } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -219,7 +220,4 @@ function report(results: Map<Target["name"], TargetResult>, pinned: string, load
   return out.join("\n");
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

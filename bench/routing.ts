@@ -12,6 +12,7 @@ import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "undici";
 import { spawnGateway, spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { fmt, percentile } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const REPLICAS = 4;
@@ -212,7 +213,4 @@ async function main(): Promise<void> {
   process.stdout.write(lines.join("\n") + "\n");
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -12,6 +12,7 @@ import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "undici";
 import { freePort, spawnGateway, spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { fmt } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 180);
 const CONCURRENCY = Number(process.env.SOAK_CONCURRENCY ?? 16);
@@ -167,7 +168,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

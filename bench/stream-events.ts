@@ -13,6 +13,7 @@ import { nginxBinary, NGINX_MISSING, startNginx } from "./lib/nginx";
 import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { cpuSeconds, pinning } from "./lib/proc-stats";
 import { fmt, median } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -76,7 +77,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -17,6 +17,7 @@ import { openLoop } from "./lib/open-loop";
 import { pinning } from "./lib/proc-stats";
 import { startZeroLatencyModel } from "./lib/zero-latency-model";
 import { fmt, percentile } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const RATE = Number(process.env.BENCH_RATE ?? 500);
@@ -97,7 +98,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -16,6 +16,7 @@ import { startLocalFleet, type LocalModel, type RunningFleet } from "../local/fl
 import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { scrapedDemand } from "./lib/scraped-demand";
 import { fmt, percentile } from "./lib/stats";
+import { runMain } from "./lib/run-main";
 
 const KEY = "sk-bench-0123456789abcdefghijklmnop";
 const LOAD_MS = 5000;
@@ -155,7 +156,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`${err.stack ?? err.message}\n`);
-  process.exit(1);
-});
+runMain(main);

@@ -3,7 +3,7 @@
 // take them. Real gateways, real simulators started late on a reserved loopback port, a real DNS server on loopback.
 import { spawnSync } from "node:child_process";
 import { getServers, setServers } from "node:dns";
-import { createServer, type Server } from "node:net";
+import { ReservedPort } from "../../../local/reserved-port";
 import { startSimulator, type RunningSimulator } from "../../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import type { CatalogInput } from "../../src/config/catalog";
@@ -11,31 +11,27 @@ import { startDnsServer, type LoopbackDns } from "../support/dns-server";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 
 /**
- * Listeners that hold reserved ports, resetting every connection (no replica there), until a replica takes the
+ * Reserved ports are held by a listener that resets every connection (no replica there) until a replica takes the
  * port: a port merely looked up and let go can be taken meanwhile, by another suite's server or as the source port
  * of some outgoing connection, and the replica then fails with EADDRINUSE.
  */
-const holders = new Map<number, Server>();
+const reserved: ReservedPort[] = [];
 
 /** A loopback port no replica listens on (yet): where a replica may start later (see takePort). */
 async function reservePort(): Promise<number> {
-  const server = createServer((socket) => socket.destroy());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  holders.set(port, server);
-  return port;
+  const r = await ReservedPort.reserve("127.0.0.1");
+  reserved.push(r);
+  return r.port;
 }
 
 /** Lets a reserved port go, for the replica about to listen on it. */
 async function takePort(port: number): Promise<number> {
-  const server = holders.get(port);
-  holders.delete(port);
-  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  await reserved.find((r) => r.port === port)?.release();
   return port;
 }
 
 afterAll(async () => {
-  await Promise.all([...holders.keys()].map(takePort));
+  await Promise.all(reserved.map((r) => r.release()));
 });
 
 /** A catalog model with no replica up: one endpoint on a port nothing listens on. */
