@@ -58,22 +58,29 @@ export class InferenceEngine {
       slot.tokens = job.promptTokens.length;
 
       let cachedTokens = 0;
+      let cachedReadyAt = 0;
       let blockHashes: number[] = [];
       if (job.useCache && this.prefixCache) {
         blockHashes = this.prefixCache.blockHashes(job.promptTokens);
         slot.sharedBlocks = blockHashes;
-        cachedTokens = this.prefixCache.match(blockHashes, job.promptTokens.length);
+        ({ tokens: cachedTokens, readyAtMs: cachedReadyAt } = this.prefixCache.match(blockHashes, job.promptTokens.length));
         this.metrics.prefixCacheLookup(job.promptTokens.length, cachedTokens);
         this.counters.prefixCacheQueryTokens += job.promptTokens.length;
         this.counters.prefixCacheHitTokens += cachedTokens;
       }
       this.metrics.promptProcessed(job.promptTokens.length);
 
+      // A prefix another request is still computing is reused once that is done: this prefill starts then.
       const uncached = job.promptTokens.length - cachedTokens;
-      let deadline = startedMs + prefillMs(latency, uncached, loadFactor(latency, this.scheduler.running, maxNumSeqs));
-      await sleepUntil(deadline, job.signal);
-      // Blocks become reusable once their KV has been computed, i.e. after prefill.
-      if (this.prefixCache) this.prefixCache.insert(blockHashes);
+      let deadline = Math.max(startedMs, cachedReadyAt) + prefillMs(latency, uncached, loadFactor(latency, this.scheduler.running, maxNumSeqs));
+      // Reusable by requests that arrive during this prefill, from when it is done.
+      this.prefixCache?.insert(blockHashes, deadline);
+      try {
+        await sleepUntil(deadline, job.signal);
+      } catch (err) {
+        this.prefixCache?.forget(blockHashes, deadline);
+        throw err;
+      }
 
       let lastTokenMs = nowMs();
       for (let i = 0; i < job.outputTokens; i++) {

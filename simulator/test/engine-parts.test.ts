@@ -82,11 +82,11 @@ describe("prefix cache", () => {
     const cache = new PrefixCache(4, 100);
     const prompt = tokens(12);
     const hashes = cache.blockHashes(prompt);
-    expect(cache.match(hashes, 12)).toBe(0);
+    expect(cache.match(hashes, 12).tokens).toBe(0);
     cache.insert(hashes);
-    expect(cache.match(hashes, 12)).toBe(8); // 3 blocks cached, but the last token must be recomputed
+    expect(cache.match(hashes, 12)).toEqual({ tokens: 8, readyAtMs: 0 }); // 3 blocks cached, but the last token must be recomputed
     const longer = tokens(14);
-    expect(cache.match(cache.blockHashes(longer), 14)).toBe(12);
+    expect(cache.match(cache.blockHashes(longer), 14).tokens).toBe(12);
   });
 
   test("least recently used blocks are evicted first", () => {
@@ -96,8 +96,22 @@ describe("prefix cache", () => {
     const second = cache.blockHashes(tokens(4, "b"));
     cache.insert(second);
     expect(cache.size).toBe(3);
-    expect(cache.match(first, 100)).toBe(0); // a's first block was evicted, so the chain misses at once
-    expect(cache.match(second, 100)).toBe(4);
+    expect(cache.match(first, 100).tokens).toBe(0); // a's first block was evicted, so the chain misses at once
+    expect(cache.match(second, 100).tokens).toBe(4);
+  });
+
+  test("a prefix still being computed is reused from when it is ready; an abandoned one is forgotten", () => {
+    const cache = new PrefixCache(4, 100);
+    const doc = cache.blockHashes(tokens(16));
+    cache.insert(doc, 500); // a request computing 4 blocks, done at t=500
+    expect(cache.match(doc, 20)).toEqual({ tokens: 16, readyAtMs: 500 });
+    const other = cache.blockHashes(tokens(8, "o"));
+    cache.insert(other, 900);
+    cache.forget(other, 900); // that request was cancelled during its prefill
+    expect(cache.match(other, 20).tokens).toBe(0);
+    cache.insert(doc, 700); // computed again later: the earlier time stands
+    cache.forget(doc, 700); // and forgetting the later one leaves the blocks
+    expect(cache.match(doc, 20)).toEqual({ tokens: 16, readyAtMs: 500 });
   });
 });
 

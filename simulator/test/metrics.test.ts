@@ -1,5 +1,5 @@
 import type { RunningSimulator } from "../src";
-import { chat, fastSim, longText, metricValue, scrape } from "./helpers";
+import { chat, fastSim, longText, metricValue, NO_LATENCY, scrape } from "./helpers";
 
 const NAMES = [
   "vllm:num_requests_running",
@@ -98,6 +98,21 @@ describe("prefix cache", () => {
       // Same words, but a different first message role changes the first block, so nothing after it matches.
       await chat(sim, { messages: [{ role: "user", content: system.content }, { role: "user", content: "question one" }], max_tokens: 1 });
       expect(sim.stats().prefixCacheHitTokens).toBe(afterPartial);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  test("a request arriving while another computes the same prefix reuses it instead of computing it again (vLLM v1)", async () => {
+    // Prefill of the 200-token prompt takes ~1 s: the second request arrives well inside it.
+    const sim = await fastSim({ latency: { ...NO_LATENCY, prefillTimePerTokenMs: 5 } });
+    try {
+      const first = chat(sim, { messages: [system], max_tokens: 1 });
+      await new Promise((r) => setTimeout(r, 100));
+      const second = await chat(sim, { messages: [system], max_tokens: 1 });
+      await first;
+      const promptTokens: number = second.body.usage.prompt_tokens;
+      expect(sim.stats().prefixCacheHitTokens).toBe((Math.ceil(promptTokens / 16) - 1) * 16);
     } finally {
       await sim.close();
     }
