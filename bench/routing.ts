@@ -10,11 +10,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "undici";
-import { spawnGateway, spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
+import { NGINX_MISSING, nginxBinary, startNginx } from "./lib/nginx";
 import { fmt, percentile } from "./lib/stats";
 import { runMain } from "./lib/run-main";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+/** Seconds of the same traffic before the measured ones (not counted): the caches then hold what it has used. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 0);
+/** Gateway processes per run; more than one sit behind nginx, which spreads requests round-robin as a Service would. */
+const GATEWAYS = Number(process.env.BENCH_GATEWAYS ?? 1);
 const REPLICAS = 4;
 const KEY = "sk-bench-routing-0123456789abcdefghijkl";
 const STRATEGIES = ["round-robin", "least-loaded", "prefix-affinity"] as const;
@@ -33,6 +39,8 @@ const simArgs = (maxNumSeqs: number) => [
 interface Req {
   prompt: string;
   maxTokens: number;
+  /** Requests of one group share a long prefix (a document): the first of each has to compute it. */
+  group?: number;
 }
 
 interface Workload {
@@ -70,7 +78,10 @@ const sharedPrefix: Workload = {
   name: "shared prefix",
   ratePerSecond: 16,
   maxNumSeqs: 6,
-  next: (i, rand) => ({ prompt: `${DOCS[Math.floor(rand() * DOCS.length)]}\n\nQuestion ${i}: ${words(15, i)}`, maxTokens: 20 }),
+  next: (i, rand) => {
+    const group = Math.floor(rand() * DOCS.length);
+    return { prompt: `${DOCS[group]}\n\nQuestion ${i}: ${words(15, i)}`, maxTokens: 20, group };
+  },
 };
 
 /** Deterministic PRNG (mulberry32) so every strategy sees the same request sequence. */
@@ -85,14 +96,37 @@ function prng(seed: number): () => number {
   };
 }
 
+interface Sample {
+  /** When it was sent and when its first token came, ms from the run's start. */
+  sentAt: number;
+  ttft: number;
+  group?: number;
+}
+
 interface RunResult {
   /** Share of prompt tokens the replicas served from their prefix caches. */
   cacheHitRate: number;
-  ttft: number[];
+  samples: Sample[];
   completed: number;
   failed: number;
   elapsed: number;
   outputTokens: number;
+}
+
+interface CacheCounters {
+  hits: number;
+  queries: number;
+}
+
+/** Prompt tokens the replicas served from their prefix caches, and all they were asked for, so far. */
+async function cacheCounters(urls: readonly string[]): Promise<CacheCounters> {
+  const total: CacheCounters = { hits: 0, queries: 0 };
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    total.hits += Number(/^vllm:prefix_cache_hits_total\{[^}]*\} (\S+)/m.exec(text)?.[1] ?? 0);
+    total.queries += Number(/^vllm:prefix_cache_queries_total\{[^}]*\} (\S+)/m.exec(text)?.[1] ?? 0);
+  }
+  return total;
 }
 
 async function streamOne(agent: Agent, base: string, req: Req): Promise<{ ttft: number; tokens: number } | undefined> {
@@ -118,6 +152,24 @@ async function streamOne(agent: Agent, base: string, req: Req): Promise<{ ttft: 
   return first === undefined ? undefined : { ttft: first - t0, tokens };
 }
 
+/** The production bundle, built when the first gateway starts. */
+let bundle: string | undefined;
+
+/** The gateways of one run, and the address clients use: the one gateway, or nginx round-robin in front of several. */
+async function startGateways(catalog: string, procs: ChildProcess[]): Promise<string> {
+  const urls: string[] = [];
+  for (let g = 0; g < GATEWAYS; g++) {
+    const gw = await startBundledGateway({ catalog, key: KEY, bundle, env: { GATEWAY_HEALTH_INTERVAL_MS: "1000" } });
+    bundle = gw.bundle;
+    procs.push(gw.proc);
+    urls.push(gw.url);
+  }
+  if (GATEWAYS === 1) return urls[0]!;
+  const front = await startNginx(nginxBinary()!, urls);
+  procs.push(front.proc);
+  return front.url;
+}
+
 async function run(workload: Workload, strategy: string): Promise<RunResult> {
   const procs: ChildProcess[] = [];
   try {
@@ -141,44 +193,44 @@ async function run(workload: Workload, strategy: string): Promise<RunResult> {
         ],
       }),
     );
-    const gw = await spawnGateway({ GATEWAY_CATALOG: catalog, GATEWAY_API_KEY: KEY, LOG_LEVEL: "warn", GATEWAY_HEALTH_INTERVAL_MS: "1000" });
-    procs.push(gw.proc);
+    const base = await startGateways(catalog, procs);
 
     const agent = new Agent({ connections: 256 });
     const rand = prng(42);
-    const result: RunResult = { cacheHitRate: 0, ttft: [], completed: 0, failed: 0, elapsed: 0, outputTokens: 0 };
+    const result: RunResult = { cacheHitRate: 0, samples: [], completed: 0, failed: 0, elapsed: 0, outputTokens: 0 };
     const inflight: Promise<void>[] = [];
     const started = performance.now();
+    let atWarm: CacheCounters | undefined = WARMUP > 0 ? undefined : { hits: 0, queries: 0 };
     let t = 0;
     for (let i = 0; ; i++) {
       t += (-Math.log(1 - rand()) / workload.ratePerSecond) * 1000; // Poisson arrivals
-      if (t > SECONDS * 1000) break;
+      if (t > (WARMUP + SECONDS) * 1000) break;
       const wait = started + t - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (!atWarm && t >= WARMUP * 1000) atWarm = await cacheCounters(sims.map((x) => x.url));
       const req = workload.next(i, rand);
+      const sentAt = performance.now() - started - WARMUP * 1000;
+      const measured = sentAt >= 0;
       inflight.push(
-        streamOne(agent, gw.url, req).then(
+        streamOne(agent, base, req).then(
           (r) => {
+            if (!measured) return;
             if (r) {
-              result.ttft.push(r.ttft);
+              result.samples.push({ sentAt, ttft: r.ttft, group: req.group });
               result.completed++;
               result.outputTokens += r.tokens;
             } else result.failed++;
           },
-          () => void result.failed++,
+          () => void (measured && result.failed++),
         ),
       );
     }
     await Promise.all(inflight);
-    result.elapsed = (performance.now() - started) / 1000;
+    result.elapsed = (performance.now() - started) / 1000 - WARMUP;
     await agent.close();
-    let hits = 0;
-    let queries = 0;
-    for (const sim of sims) {
-      const text = await (await fetch(`${sim.url}/metrics`)).text();
-      hits += Number(/^vllm:prefix_cache_hits_total\{[^}]*\} (\S+)/m.exec(text)?.[1] ?? 0);
-      queries += Number(/^vllm:prefix_cache_queries_total\{[^}]*\} (\S+)/m.exec(text)?.[1] ?? 0);
-    }
+    const end = await cacheCounters(sims.map((x) => x.url));
+    const hits = end.hits - atWarm!.hits;
+    const queries = end.queries - atWarm!.queries;
     result.cacheHitRate = queries > 0 ? hits / queries : 0;
     return result;
   } finally {
@@ -186,27 +238,47 @@ async function run(workload: Workload, strategy: string): Promise<RunResult> {
   }
 }
 
+/**
+ * Where the slowest 1% come from, for workloads whose requests share prefixes: how many of the requests at or over
+ * p99 were a document's first request (someone has to compute it) or were sent before that first one had its first
+ * token (they could not find it cached anywhere yet). The rest met a cold or busy replica later: placement's fault.
+ */
+function tailOrigin(samples: readonly Sample[], p99: number): string {
+  if (!samples.some((s) => s.group !== undefined)) return "–";
+  const firstDone = new Map<number, number>();
+  for (const s of [...samples].sort((a, b) => a.sentAt - b.sentAt)) {
+    if (s.group !== undefined && !firstDone.has(s.group)) firstDone.set(s.group, s.sentAt + s.ttft);
+  }
+  const tail = samples.filter((s) => s.ttft >= p99);
+  const cold = tail.filter((s) => s.group !== undefined && s.sentAt <= firstDone.get(s.group)!).length;
+  return `${cold} of ${tail.length}`;
+}
+
 async function main(): Promise<void> {
+  if (!Number.isInteger(GATEWAYS) || GATEWAYS < 1) throw new Error(`BENCH_GATEWAYS must be a whole number of gateways, 1 or more (got "${process.env.BENCH_GATEWAYS}")`);
+  if (GATEWAYS > 1 && !nginxBinary()) throw new Error(`BENCH_GATEWAYS=${GATEWAYS} needs nginx for the round-robin front. ${NGINX_MISSING}`);
   const only = process.env.BENCH_WORKLOADS?.split(",");
   const workloads = [uniform, skewed, sharedPrefix].filter((w) => !only || only.some((o) => w.name.startsWith(o)));
+  const front = GATEWAYS === 1 ? "1 gateway" : `${GATEWAYS} gateways behind a round-robin front (nginx)`;
   const lines: string[] = [
-    `Routing strategies, ${REPLICAS} simulated replicas, ${SECONDS}s of Poisson arrivals per run; ratios are to round-robin in the same run`,
+    `Routing strategies, ${front} (${gatewayRuntime()}), ${REPLICAS} simulated replicas, ${SECONDS}s of Poisson arrivals per run${WARMUP > 0 ? ` after ${WARMUP}s of the same traffic not counted` : ", from cold"}; ratios are to round-robin in the same run`,
     "",
-    "| workload | strategy | TTFT p50 ms | p90 ms | p99 ms | p50 ratio | p90 ratio | p99 ratio | tokens/s ratio | prefix-cache hits | failed |",
-    "|---|---|---|---|---|---|---|---|---|---|---|",
+    "| workload | strategy | TTFT p50 ms | p90 ms | p99 ms | p50 ratio | p90 ratio | p99 ratio | tokens/s ratio | prefix-cache hits | failed | ≥ p99 cold |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
   for (const w of workloads) {
     const results: Record<string, RunResult> = {};
     for (const s of STRATEGIES) {
-      process.stderr.write(`${w.name} / ${s} ...\n`);
+      process.stderr.write(`${w.name} / ${s} (${front}) ...\n`);
       results[s] = await run(w, s);
+      if (process.env.BENCH_SAMPLES) writeFileSync(`${process.env.BENCH_SAMPLES}-${w.name.split(" ")[0]}-${s}.json`, JSON.stringify(results[s].samples));
     }
     const rr = results["round-robin"]!;
-    const q = (r: RunResult, p: number) => percentile([...r.ttft].sort((a, b) => a - b), p);
+    const q = (r: RunResult, p: number) => percentile(r.samples.map((x) => x.ttft).sort((a, b) => a - b), p);
     for (const s of STRATEGIES) {
       const r = results[s]!;
       lines.push(
-        `| ${w.name} | ${s} | ${fmt(q(r, 50), 0)} | ${fmt(q(r, 90), 0)} | ${fmt(q(r, 99), 0)} | ${fmt(q(r, 50) / q(rr, 50))} | ${fmt(q(r, 90) / q(rr, 90))} | ${fmt(q(r, 99) / q(rr, 99))} | ${fmt(r.outputTokens / r.elapsed / (rr.outputTokens / rr.elapsed))} | ${fmt(r.cacheHitRate * 100, 0)}% | ${r.failed} |`,
+        `| ${w.name} | ${s} | ${fmt(q(r, 50), 0)} | ${fmt(q(r, 90), 0)} | ${fmt(q(r, 99), 0)} | ${fmt(q(r, 50) / q(rr, 50))} | ${fmt(q(r, 90) / q(rr, 90))} | ${fmt(q(r, 99) / q(rr, 99))} | ${fmt(r.outputTokens / r.elapsed / (rr.outputTokens / rr.elapsed))} | ${fmt(r.cacheHitRate * 100, 0)}% | ${r.failed} | ${tailOrigin(r.samples, q(r, 99))} |`,
       );
     }
   }

@@ -68,11 +68,16 @@ export const RoutingSchema = z.strictObject({
   maxWaitingRequests: z.number().int().nonnegative().default(8),
   /** A replica is saturated above this KV-cache usage (0..1) reported by the model server. */
   maxKvCacheUsage: z.number().min(0).max(1).default(0.95),
-  /** prefix-affinity: prompts sharing fewer leading 128-character blocks than this are routed least-loaded. */
+  /**
+   * prefix-affinity: prompts are placed by their first this-many 128-character blocks (prompts sharing them share a
+   * replica); shorter prompts are routed least-loaded. Set it above a system prompt every request shares, so that
+   * conversations and documents after it are placed apart.
+   */
   minPrefixBlocks: z.number().int().min(1).default(4),
   /**
-   * prefix-affinity: how many requests more than the least-loaded replica a whole-prompt prefix match is worth,
-   * as a fraction of the replica's concurrency cap (the weight of prefix against load; see upstream/balancer.ts).
+   * prefix-affinity: how many requests busier than the least-loaded replica a prefix's home may be and still get a
+   * request for a prefix the gateway pod has seen before, as a fraction of the replica's concurrency cap (see
+   * upstream/balancer.ts); a prefix it has not seen waits for at most one.
    */
   affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */

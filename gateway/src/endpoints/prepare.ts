@@ -94,7 +94,7 @@ export function prepareRequest(
     clientWantsUsage: spec.clientWantsUsage(request),
     body: new HeldBody(bytes, admitted.lease),
     // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
-    pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request)) } : {},
+    pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request), pool.model.routing.minPrefixBlocks) } : {},
     continues,
   };
 }

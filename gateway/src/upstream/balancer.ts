@@ -1,8 +1,9 @@
 import type { Routing } from "../config/catalog";
-import { PrefixIndex } from "./prefix-index";
 import type { Replica } from "./replica";
-import { WeightedPicker, type WeightedScorer } from "./routing/picker";
-import { KvCacheScorer, PrefixScorer, QueueScorer, type PickContext } from "./routing/scorers";
+import { withinLoadBound } from "./routing/filters";
+import { WeightedPicker } from "./routing/picker";
+import { PrefixPlacement } from "./routing/placement";
+import { KvCacheScorer, QueueScorer, type PickContext } from "./routing/scorers";
 
 export type { PickContext };
 
@@ -12,11 +13,17 @@ export type { PickContext };
  * (routing/picker.ts). The strategy names of the catalog are presets of weights, below.
  */
 export interface Strategy {
-  /** Chooses among replicas that are ready, not saturated and not excluded; never sees an empty list. */
-  pick(candidates: readonly Replica[], ctx: PickContext): Replica;
+  /**
+   * Chooses among replicas that are ready, not saturated and not excluded (`candidates`, never empty); `ready` is
+   * every ready replica, for choices that must not depend on which happen to have room now.
+   */
+  pick(candidates: readonly Replica[], ctx: PickContext, ready?: readonly Replica[]): Replica;
   /** Told which replica got the request, so it can learn (prefix affinity). */
   chosen?(replica: Replica, ctx: PickContext): void;
 }
+
+/** Requests more than the least-loaded replica a prefix this pod has not seen yet may wait for at its home. */
+const COLD_TOLERANCE = 1;
 
 /** KV-cache room only breaks ties of the scorers that matter. */
 const KV_TIE_BREAK = 0.001;
@@ -42,30 +49,49 @@ export class LeastLoaded extends WeightedPicker implements Strategy {
 }
 
 /**
- * Prefix match weighed against queue depth: a prompt goes to the replica holding most of its prefix (its KV
- * cache is warm) while that replica is not much busier than the least-loaded one. Prefix-only routing piles hot
- * prefixes onto one replica and the tail pays (llm-d measured ~55% success without load), so load counts twice
- * as much as a whole-prompt match over a span of 2T+1 requests: a full match wins while the replica has at most
- * T = ceil(affinityLoadTolerance × cap) requests more than the least loaded, a partial match proportionally less,
- * and beyond the span nothing can outweigh the load. Affinity never sends a request to a replica far busier than
- * the rest.
+ * Prefix placement with a load gate. A prompt of at least `minPrefixBlocks` blocks has an anchor (the hash of those
+ * blocks) and goes to the anchor's home (routing/placement.ts: the same in every gateway pod) while the home is
+ * within the gate, else to the next replica of the anchor's rendezvous order that is: a hot prefix spills to the same
+ * few replicas from every pod, and they become warm for it. The gate: a prefix this pod has routed before (shared: a
+ * document, a system prompt, an earlier turn) accepts up to T = ⌈affinityLoadTolerance × cap⌉ requests more than the
+ * least-loaded candidate; one it has not seen, only one more: a prompt that may never repeat is not worth queueing
+ * for, and a new shared prefix still lands on its home while that is about as free as any. Shorter prompts go
+ * least-loaded. Prefix-only routing piles hot prefixes onto one replica and the tail pays (llm-d measured ~55%
+ * success without load).
  */
-export class PrefixAffinity extends WeightedPicker implements Strategy {
-  private readonly index: PrefixIndex;
+export class PrefixAffinity implements Strategy {
+  private readonly unanchored = new LeastLoaded();
+  private readonly tolerance: (r: Replica) => number;
+  private readonly coldTolerance: (r: Replica) => number;
+  private scores = new Float64Array(8);
 
-  constructor(routing: Pick<Routing, "minPrefixBlocks" | "affinityLoadTolerance">, index = new PrefixIndex()) {
-    const span = (r: Replica) => 2 * Math.max(1, Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency)) + 1;
-    const scorers: WeightedScorer[] = [
-      { scorer: new PrefixScorer(index, routing.minPrefixBlocks), weight: 1 },
-      { scorer: new QueueScorer(span), weight: 2 },
-      { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
-    ];
-    super(scorers);
-    this.index = index;
+  constructor(
+    private readonly routing: Pick<Routing, "minPrefixBlocks" | "affinityLoadTolerance">,
+    private readonly placement = new PrefixPlacement(),
+  ) {
+    this.tolerance = (r) => Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency);
+    this.coldTolerance = (r) => Math.min(COLD_TOLERANCE, this.tolerance(r));
   }
 
-  chosen(replica: Replica, ctx: PickContext): void {
-    if (ctx.prefix && ctx.prefix.length > 0) this.index.record(ctx.prefix, replica.url);
+  pick(candidates: readonly Replica[], ctx: PickContext, ready: readonly Replica[] = candidates): Replica {
+    const anchor = this.anchor(ctx);
+    if (anchor === undefined) return this.unanchored.pick(candidates, ctx);
+    const gated = withinLoadBound(candidates, this.placement.has(anchor) ? this.tolerance : this.coldTolerance);
+    if (this.scores.length < gated.length) this.scores = new Float64Array(gated.length);
+    this.placement.score(anchor, gated, ready, this.scores);
+    let best = 0;
+    for (let i = 1; i < gated.length; i++) if (this.scores[i]! > this.scores[best]!) best = i;
+    return gated[best]!;
+  }
+
+  chosen(_replica: Replica, ctx: PickContext): void {
+    const anchor = this.anchor(ctx);
+    if (anchor !== undefined) this.placement.record(anchor);
+  }
+
+  private anchor(ctx: PickContext): number | undefined {
+    const n = this.routing.minPrefixBlocks;
+    return ctx.prefix && ctx.prefix.length >= n ? ctx.prefix[n - 1] : undefined;
   }
 }
 

@@ -176,7 +176,7 @@ export class ModelPool {
     if (ready.length === 0) return { ok: false, reason: "not_ready" };
     const candidates = filters.unsaturated(ready);
     if (candidates.length === 0) return { ok: false, reason: "saturated" };
-    const replica = this.strategy.pick(candidates, ctx);
+    const replica = this.strategy.pick(candidates, ctx, ready);
     this.strategy.chosen?.(replica, ctx);
     replica.inFlight += 1;
     return { ok: true, replica };

@@ -50,31 +50,37 @@ describe("strategies", () => {
     expect(new LeastLoaded().pick([a!, b!, c!]).url).toBe("http://r0");
   });
 
-  it("prefix-affinity returns a shared prefix to the replica that served it", () => {
+  it("prefix-affinity sends every question about one document to the same replica; a document not seen yet waits for its home only one request", () => {
     const rs = replicas(4);
-    const s = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.25 });
-    const first = { prefix: prefixHashes(longPrompt("contract", "clause 1?")) };
-    const warm = s.pick(rs, first);
-    s.chosen(warm, first);
-    for (const q of ["clause 2?", "clause 3?", "clause 4?"]) {
-      const ctx = { prefix: prefixHashes(longPrompt("contract", q)) };
-      expect(s.pick(rs, ctx).url).toBe(warm.url);
-    }
-    // A different long document has no warm replica: least-loaded decides.
-    warm.inFlight = 1;
-    const other = { prefix: prefixHashes(longPrompt("invoice", "total?")) };
-    expect(s.pick(rs, other).url).not.toBe(warm.url);
+    const s = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.5 });
+    const ask = (doc: string, q: string) => {
+      const ctx = { prefix: prefixHashes(longPrompt(doc, q)) };
+      const r = s.pick(rs, ctx, rs);
+      s.chosen(r, ctx);
+      return r;
+    };
+    const home = ask("contract", "clause 1?");
+    for (const q of ["clause 2?", "clause 3?", "clause 4?"]) expect(ask("contract", q).url).toBe(home.url);
+    // A new document whose home (on idle replicas) is the same replica:
+    const probe = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.5 });
+    const idle = replicas(4);
+    const sameHome = Array.from({ length: 50 }, (_, i) => `invoice${i}`).find((d) => probe.pick(idle, { prefix: prefixHashes(longPrompt(d, "q")) }, idle).url === home.url)!;
+    home.inFlight = 2;
+    expect(ask(sameHome, "total?").url).not.toBe(home.url); // 2 more than the least loaded: not worth it for a stranger
+    expect(ask("contract", "clause 5?").url).toBe(home.url); // a known document: T = ceil(0.5 x 8) = 4
   });
 
-  it("prefix-affinity gives up the warm replica when it is much busier than the least-loaded one", () => {
+  it("prefix-affinity gives up the home when it is more than T requests busier than the least-loaded one", () => {
     const rs = replicas(2, 8);
     const s = new PrefixAffinity({ minPrefixBlocks: 4, affinityLoadTolerance: 0.25 });
     const ctx = { prefix: prefixHashes(longPrompt("manual", "q")) };
-    s.chosen(rs[0]!, ctx);
-    rs[0]!.inFlight = 2; // tolerance is ceil(0.25 x 8) = 2 more than the least loaded
-    expect(s.pick(rs, ctx).url).toBe("http://r0");
-    rs[0]!.inFlight = 3;
-    expect(s.pick(rs, ctx).url).toBe("http://r1");
+    const home = s.pick(rs, ctx, rs);
+    s.chosen(home, ctx);
+    const other = rs.find((r) => r !== home)!;
+    home.inFlight = 2; // T = ceil(0.25 x 8) = 2 more than the least loaded
+    expect(s.pick(rs, ctx, rs).url).toBe(home.url);
+    home.inFlight = 3;
+    expect(s.pick(rs, ctx, rs).url).toBe(other.url);
   });
 
   it("short prompts are not pinned (below minPrefixBlocks)", () => {

@@ -12,3 +12,14 @@ export const ready: Filter = (replicas, exclude) => replicas.filter((r) => r.rea
 
 /** Below the gateway's cap and the model server's own queue and KV-cache thresholds. */
 export const unsaturated: Filter = (replicas) => replicas.filter((r) => !r.saturated);
+
+/**
+ * The load gate of prefix placement: replicas at most `tolerance(replica)` requests busier than the least-loaded
+ * candidate. The least loaded always passes, so the result is never empty. Bounded-load consistent hashing
+ * (Mirrokni et al., 2018) bounds by the mean; the least is what a pod knows best (its own in-flight count is exact).
+ */
+export function withinLoadBound(candidates: readonly Replica[], tolerance: (r: Replica) => number): Replica[] {
+  let least = Infinity;
+  for (const r of candidates) least = Math.min(least, r.load);
+  return candidates.filter((r) => r.load <= least + tolerance(r));
+}

@@ -1,9 +1,8 @@
-import type { PrefixIndex } from "../prefix-index";
 import type { Replica } from "../replica";
 
 /** What routing may look at besides the replicas. */
 export interface PickContext {
-  /** Chained prefix-block hashes of the prompt (only for models whose routing weighs prefixes). */
+  /** Chained hashes of the prompt's first `minPrefixBlocks` blocks (only for models routed by prefix); the last is the anchor. */
   prefix?: readonly number[];
 }
 
@@ -34,29 +33,5 @@ export class QueueScorer implements Scorer {
 export class KvCacheScorer implements Scorer {
   score(candidates: readonly Replica[], _ctx: PickContext, out: Float64Array): void {
     candidates.forEach((r, i) => (out[i] = 1 - Math.min(1, Math.max(0, r.kvCacheUsage))));
-  }
-}
-
-/**
- * Prefix match: the share of the prompt's leading blocks the replica served recently (its KV cache likely holds
- * them), by the gateway's prefix index. Prompts shorter than `minBlocks` blocks, and matches shorter than that,
- * score 0: too little to be worth steering for.
- */
-export class PrefixScorer implements Scorer {
-  constructor(
-    private readonly index: PrefixIndex,
-    private readonly minBlocks: number,
-  ) {}
-
-  score(candidates: readonly Replica[], ctx: PickContext, out: Float64Array): void {
-    out.fill(0, 0, candidates.length);
-    const hashes = ctx.prefix ?? [];
-    if (hashes.length < this.minBlocks) return;
-    const matched = this.index.matchedBlocks(hashes);
-    if (matched.size === 0) return;
-    candidates.forEach((r, i) => {
-      const blocks = matched.get(r.url) ?? 0;
-      if (blocks >= this.minBlocks) out[i] = blocks / hashes.length;
-    });
   }
 }
