@@ -77,7 +77,7 @@ export const RoutingSchema = z.strictObject({
   /**
    * prefix-affinity: how many requests busier than the least-loaded replica a prefix's home may be and still get a
    * request for a prefix the gateway pod has seen before, as a fraction of the replica's concurrency cap (see
-   * upstream/balancer.ts); a prefix it has not seen waits for at most one.
+   * upstream/balancer.ts); a prefix it has not seen goes to the least-loaded replicas.
    */
   affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */

@@ -22,8 +22,9 @@ export interface Strategy {
   chosen?(replica: Replica, ctx: PickContext): void;
 }
 
-/** Requests more than the least-loaded replica a prefix this pod has not seen yet may wait for at its home. */
-const COLD_TOLERANCE = 1;
+
+/** The gate for a prefix the pod has not routed yet: only the least-loaded replicas; the prefix's order breaks ties. */
+const LEAST_LOADED_ONLY = (): number => 0;
 
 /** KV-cache room only breaks ties of the scorers that matter. */
 const KV_TIE_BREAK = 0.001;
@@ -54,15 +55,14 @@ export class LeastLoaded extends WeightedPicker implements Strategy {
  * within the gate, else to the next replica of the anchor's rendezvous order that is: a hot prefix spills to the same
  * few replicas from every pod, and they become warm for it. The gate: a prefix this pod has routed before (shared: a
  * document, a system prompt, an earlier turn) accepts up to T = ⌈affinityLoadTolerance × cap⌉ requests more than the
- * least-loaded candidate; one it has not seen, only one more: a prompt that may never repeat is not worth queueing
- * for, and a new shared prefix still lands on its home while that is about as free as any. Shorter prompts go
- * least-loaded. Prefix-only routing piles hot prefixes onto one replica and the tail pays (llm-d measured ~55%
- * success without load).
+ * least-loaded candidate; one it has not seen goes to the least-loaded replicas, its order breaking ties: a prompt
+ * that may never repeat is not worth queueing for, and a new shared prefix still lands on its home while that is as
+ * free as any (on idle replicas, always). Shorter prompts go least-loaded. Prefix-only routing piles hot prefixes
+ * onto one replica and the tail pays (llm-d measured ~55% success without load).
  */
 export class PrefixAffinity implements Strategy {
   private readonly unanchored = new LeastLoaded();
   private readonly tolerance: (r: Replica) => number;
-  private readonly coldTolerance: (r: Replica) => number;
   private scores = new Float64Array(8);
 
   constructor(
@@ -70,13 +70,12 @@ export class PrefixAffinity implements Strategy {
     private readonly placement = new PrefixPlacement(),
   ) {
     this.tolerance = (r) => Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency);
-    this.coldTolerance = (r) => Math.min(COLD_TOLERANCE, this.tolerance(r));
   }
 
   pick(candidates: readonly Replica[], ctx: PickContext, ready: readonly Replica[] = candidates): Replica {
     const anchor = this.anchor(ctx);
     if (anchor === undefined) return this.unanchored.pick(candidates, ctx);
-    const gated = withinLoadBound(candidates, this.placement.has(anchor) ? this.tolerance : this.coldTolerance);
+    const gated = withinLoadBound(candidates, this.placement.has(anchor) ? this.tolerance : LEAST_LOADED_ONLY);
     if (this.scores.length < gated.length) this.scores = new Float64Array(gated.length);
     this.placement.score(anchor, gated, ready, this.scores);
     let best = 0;

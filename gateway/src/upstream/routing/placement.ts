@@ -13,8 +13,8 @@ const CAPACITY = 50_000;
 /**
  * Where each prefix lives, agreed by every gateway pod without talking to the others. A prefix (its anchor: the hash
  * of its first blocks) has an order of replicas, its rendezvous order (rendezvous.ts), the same in every pod. Hashing
- * alone spreads few prefixes unevenly: 8 shared documents on 4 replicas put 4 or more on one replica in about half of
- * all draws, more than its KV cache holds. So the prefixes routed in the last minute get balanced homes, by
+ * alone spreads few prefixes unevenly: 8 shared documents on 4 replicas put 4 or more on one replica in 45% of all
+ * draws, twice the mean, which its KV cache may not hold. So the prefixes routed in the last minute get balanced homes, by
  * bounded-load consistent hashing over keys: taken in a fixed order (by anchor), each goes to the first replica of its
  * own order holding fewer than ⌈recent prefixes / replicas⌉. The homes depend only on the set of recent prefixes and
  * of ready replicas, and gateway pods behind one Service see the same traffic, so they compute the same homes.
