@@ -118,12 +118,17 @@ export function loraPickerConfig(): string {
   });
 }
 
-type PickerValues = { pluginsConfigFile?: string; pluginsCustomConfig?: Record<string, string>; flags?: Record<string, unknown> };
+type PickerValues = { pluginsConfigFile?: string; pluginsCustomConfig?: Record<string, string>; flags?: Record<string, unknown>; latencyPredictor?: { enabled?: boolean } };
+
+/** The chart's default file as rendered: its latency predictor replaces the three scorers (templates/epp-config.yaml). */
+function onChartDefault(ext: PickerValues): boolean {
+  return (ext.pluginsConfigFile ?? DEFAULT_PLUGINS.file) === DEFAULT_PLUGINS.file && ext.latencyPredictor?.enabled !== true;
+}
 
 /** The pool's picker values with the LoRA scorer, unless the folder runs a configuration of its own (checked instead). */
 export function withLoraPicker(pool: InferencePoolValues): InferencePoolValues {
   const ext = ((pool as { inferenceExtension?: PickerValues }).inferenceExtension ?? {}) as PickerValues;
-  if ((ext.pluginsConfigFile ?? DEFAULT_PLUGINS.file) !== DEFAULT_PLUGINS.file) return pool;
+  if (!onChartDefault(ext)) return pool;
   return { ...pool, inferenceExtension: { ...ext, pluginsConfigFile: LORA_PLUGINS_FILE, pluginsCustomConfig: { ...(ext.pluginsCustomConfig ?? {}), [LORA_PLUGINS_FILE]: loraPickerConfig() } } } as InferencePoolValues;
 }
 
@@ -164,7 +169,9 @@ export function loraChecks(lora: ModelLora | undefined, ms: ModelServerValues, p
   }
   const ext = (pool as { inferenceExtension?: PickerValues }).inferenceExtension;
   const file = ext?.pluginsConfigFile ?? DEFAULT_PLUGINS.file;
-  if (file !== DEFAULT_PLUGINS.file && !scoresLora(ext?.pluginsCustomConfig?.[file])) {
+  if (ext?.latencyPredictor?.enabled === true && file === DEFAULT_PLUGINS.file) {
+    problems.push(`[${LORA_RULE}] the pool's inferenceExtension.latencyPredictor makes ${DEFAULT_PLUGINS.file} score by predicted latency only: name a pluginsConfigFile of your own that also scores with ${LORA_AFFINITY_SCORER.type}`);
+  } else if (file !== DEFAULT_PLUGINS.file && !scoresLora(ext?.pluginsCustomConfig?.[file])) {
     problems.push(`[${LORA_RULE}] the pool's inferenceExtension.pluginsConfigFile ${file} does not score with ${LORA_AFFINITY_SCORER.type}: add it to a scheduling profile, or use ${DEFAULT_PLUGINS.file} (the platform then adds it)`);
   }
   const metric = ext?.flags?.[LORA_AFFINITY_SCORER.metricFlag];

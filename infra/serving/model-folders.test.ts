@@ -132,6 +132,7 @@ describe("broken folders fail with the folder and the rule named", () => {
       () => editYaml(qwen().gaie, (d) => { d.inferenceExtension.pluginsConfigFile = "mine.yaml"; d.inferenceExtension.pluginsCustomConfig = { "mine.yaml": "plugins:\n- type: queue-scorer\nschedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: queue-scorer\n" }; }),
       /\[lora\] the pool's inferenceExtension\.pluginsConfigFile mine\.yaml does not score with lora-affinity-scorer/,
     ],
+    ["lora: the chart's latency predictor, which scores by nothing else", () => editYaml(qwen().gaie, (d) => (d.inferenceExtension.latencyPredictor = { enabled: true })), /\[lora\] the pool's inferenceExtension\.latencyPredictor makes default-plugins\.yaml score by predicted latency only/],
     ["lora: the picker's LoRA metric turned off", () => editYaml(qwen().gaie, (d) => (d.inferenceExtension.flags["lora-info-metric"] = "")), /\[lora\] the pool's inferenceExtension\.flags\.lora-info-metric is "": the picker would not see which adapters a pod holds/],
   ])("%s", (_name, breakIt, message) => {
     breakIt();
