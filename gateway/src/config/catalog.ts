@@ -109,6 +109,31 @@ export const WakeSchema = z
 
 export const ModelCategorySchema = z.enum(["generative", "embedder"]);
 
+/** How a LoRA adapter gets onto a replica: at its start, or at run time when first asked for. */
+export const AdapterLoadingSchema = z.enum(["preload", "on-demand"]);
+
+export const LoraAdapterSchema = z.strictObject({
+  id: ModelIdSchema.meta({ description: "The model id clients send for the adapter (the model server's LoRA name); unique in the catalog, never a model id or an alias." }),
+  path: z
+    .string()
+    .regex(/^\/\S*$/, "an absolute path inside the model server's pod")
+    .meta({ description: "Where the model server loads the adapter from inside its pod (vLLM's `lora_path`)." }),
+  loading: AdapterLoadingSchema.meta({
+    description: "`preload`: every replica loads it at start (vLLM `--lora-modules`); `on-demand`: it is loaded at run time (`/v1/load_lora_adapter`) when first asked for.",
+  }),
+});
+
+export const CatalogLoraSchema = z
+  .strictObject({
+    maxLoras: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: "Adapters one batch of a replica holds (vLLM `--max-loras`); at least the preloaded ones." }),
+    adapters: z.array(LoraAdapterSchema).min(1, "a lora block names at least one adapter").meta({ description: "The adapters served on this model." }),
+  })
+  .meta({ description: "LoRA adapters served on this model's replicas, each under its own model id." });
+
 export const CatalogModelSchema = z.strictObject({
   /** The `model` clients send; set at deploy time, may differ from the weights' public name. */
   id: ModelIdSchema,
@@ -123,6 +148,7 @@ export const CatalogModelSchema = z.strictObject({
   upstream: UpstreamSchema,
   routing: RoutingSchema.prefault({}),
   wake: WakeSchema.optional(),
+  lora: CatalogLoraSchema.optional(),
 });
 
 /**
@@ -145,6 +171,7 @@ export const CatalogSchema = z
   .superRefine(
     (catalog, ctx) => {
       aliasProblems(catalog as Pick<Catalog, "models" | "aliases">, (path, message) => ctx.addIssue({ code: "custom", path, message }));
+      adapterProblems(catalog as Pick<Catalog, "models">, (path, message) => ctx.addIssue({ code: "custom", path, message }));
       const seen = new Set<string>();
       (catalog.models ?? []).forEach((m, i) => {
         // An endpoint picker parses chat and completions bodies only: embeddings must not go through one.
@@ -166,16 +193,56 @@ export const CatalogSchema = z
     { when: (payload) => Array.isArray((payload.value as { models?: unknown })?.models) },
   );
 
+type Issue = (path: (string | number)[], message: string) => void;
+
+/** Each adapter id with the model it is served on (inputs may be partly invalid: what is not an array is skipped). */
+function adapterOwners(models: unknown): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const m of Array.isArray(models) ? (models as Partial<CatalogModel>[]) : []) {
+    const adapters = m?.lora?.adapters;
+    if (!Array.isArray(adapters)) continue;
+    for (const a of adapters) if (typeof a?.id === "string" && !owners.has(a.id)) owners.set(a.id, String(m.id));
+  }
+  return owners;
+}
+
 /**
- * Aliases refer to models of the catalog, all of one category, and never shadow a model id or another alias: a
- * name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
+ * An adapter's id is a name clients send, like a model's: unique in the catalog and never a model id; and a replica
+ * holds at least its preloaded adapters in one batch.
  */
-function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: (path: (string | number)[], message: string) => void): void {
+function adapterProblems(catalog: Partial<Pick<Catalog, "models">>, issue: Issue): void {
+  const models = Array.isArray(catalog.models) ? catalog.models : [];
+  const ids = new Set(models.map((m) => m?.id).filter((id) => typeof id === "string"));
+  const seen = new Map<string, string>();
+  models.forEach((m, i) => {
+    const lora = m?.lora;
+    if (!lora || !Array.isArray(lora.adapters)) return;
+    lora.adapters.forEach((a, j) => {
+      if (typeof a?.id !== "string") return;
+      const path = ["models", i, "lora", "adapters", j, "id"];
+      if (ids.has(a.id)) issue(path, `"${a.id}" is a model id; an adapter needs a name of its own`);
+      else if (seen.has(a.id)) issue(path, `duplicate adapter id "${a.id}" (also an adapter of "${seen.get(a.id)}")`);
+      else seen.set(a.id, String(m.id));
+    });
+    const preloaded = lora.adapters.filter((a) => a?.loading === "preload").length;
+    if (typeof lora.maxLoras === "number" && preloaded > lora.maxLoras) {
+      issue(["models", i, "lora", "maxLoras"], `${lora.maxLoras} is below the ${preloaded} preloaded adapters: a batch must hold every one of them`);
+    }
+  });
+}
+
+/**
+ * Aliases refer to models of the catalog, all of one category, and never shadow a model id, an adapter or another
+ * alias: a name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
+ */
+function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: Issue): void {
   const categories = new Map((Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string").map((m) => [m.id, m.category]));
+  const adapters = adapterOwners(catalog.models);
   const names = new Set<string>();
   (Array.isArray(catalog.aliases) ? catalog.aliases : []).forEach((alias, i) => {
     if (typeof alias?.id !== "string" || !Array.isArray(alias.models)) return;
     if (categories.has(alias.id)) issue(["aliases", i, "id"], `"${alias.id}" is a model id; an alias needs a name of its own`);
+    else if (adapters.has(alias.id)) issue(["aliases", i, "id"], `"${alias.id}" is a LoRA adapter of "${adapters.get(alias.id)}"; an alias needs a name of its own`);
     else if (names.has(alias.id)) issue(["aliases", i, "id"], `duplicate alias "${alias.id}"`);
     names.add(alias.id);
     const seen = new Set<string>();
@@ -197,3 +264,4 @@ export type ModelCategory = z.infer<typeof ModelCategorySchema>;
 export type Upstream = z.infer<typeof UpstreamSchema>;
 export type Routing = z.infer<typeof RoutingSchema>;
 export type Wake = z.infer<typeof WakeSchema>;
+export type CatalogLora = z.infer<typeof CatalogLoraSchema>;
