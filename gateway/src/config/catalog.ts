@@ -80,6 +80,12 @@ export const RoutingSchema = z.strictObject({
    * upstream/balancer.ts); a prefix it has not seen waits for at most one.
    */
   affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
+  /**
+   * Models with LoRA adapters: a request for an adapter prefers a replica holding it (loaded or loading) while that
+   * replica is at most ⌈affinityLoadTolerance × cap⌉ requests busier than the least loaded; `false` ignores where
+   * adapters are (the strategy alone picks, and the adapter is loaded wherever the request lands).
+   */
+  adapterAffinity: z.boolean().default(true),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */
   queueTimeoutMs: z.number().int().nonnegative().default(2000),
   /** Requests allowed to wait for a slot at once; more get 429 straight away. */
@@ -232,12 +238,15 @@ function adapterProblems(catalog: Partial<Pick<Catalog, "models">>, issue: Issue
 }
 
 /**
- * Aliases refer to models of the catalog, all of one category, and never shadow a model id, an adapter or another
+ * Aliases refer to models or adapters of the catalog, all of one category, and never shadow a model id, an adapter or another
  * alias: a name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
  */
 function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: Issue): void {
-  const categories = new Map((Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string").map((m) => [m.id, m.category]));
+  const models = (Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string");
+  const categories = new Map(models.map((m) => [m.id, m.category]));
   const adapters = adapterOwners(catalog.models);
+  // An adapter is a target like a model, of its base model's category.
+  const targets = new Map([...categories, ...[...adapters].map(([adapter, base]) => [adapter, categories.get(base)] as const)]);
   const names = new Set<string>();
   (Array.isArray(catalog.aliases) ? catalog.aliases : []).forEach((alias, i) => {
     if (typeof alias?.id !== "string" || !Array.isArray(alias.models)) return;
@@ -247,11 +256,11 @@ function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, is
     names.add(alias.id);
     const seen = new Set<string>();
     alias.models.forEach((target, j) => {
-      if (!categories.has(target)) issue(["aliases", i, "models", j], `"${target}" is not a model of the catalog${names.has(target) ? " (aliases cannot name aliases)" : ""}`);
+      if (!targets.has(target)) issue(["aliases", i, "models", j], `"${target}" is not a model or adapter of the catalog${names.has(target) ? " (aliases cannot name aliases)" : ""}`);
       else if (seen.has(target)) issue(["aliases", i, "models", j], `"${target}" is listed twice`);
       seen.add(target);
     });
-    const kinds = new Set(alias.models.map((t) => categories.get(t)).filter(Boolean));
+    const kinds = new Set(alias.models.map((t) => targets.get(t)).filter(Boolean));
     if (kinds.size > 1) issue(["aliases", i, "models"], `mixes ${[...kinds].join(" and ")} models; an alias stands for models that answer the same endpoints`);
   });
 }

@@ -407,3 +407,8 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides:
   if (problems) throw new Error(`Invalid gateway settings:\n  ${problems.map((p) => `${p.variable}: ${p.message}`).join("\n  ")}`);
   return settings;
 }
+
+/** The `Authorization` the gateway sends the model servers (their API key), or undefined to send none. */
+export function upstreamAuthorization(settings: Pick<GatewaySettings, "upstreamApiKey">): string | undefined {
+  return settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined;
+}

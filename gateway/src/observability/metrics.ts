@@ -49,6 +49,9 @@ export type HeldOutcome = (typeof HELD_OUTCOMES)[number];
 /** Time to wake, 1 s to 20 min: a cached model on a warm node at the low end, a cold node and a download at the top. */
 const WAKE_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 900, 1200];
 
+/** Adapter loads, 50 ms to 2 min: local disk at the low end, network storage at the top. */
+const ADAPTER_LOAD_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
 
@@ -193,6 +196,28 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly adapterLoads = new Counter({
+    name: "gateway_lora_adapter_loads_total",
+    help: "LoRA adapter loads the gateway made on a replica (POST /v1/load_lora_adapter), by outcome: success or failure (the requests waiting for it got 503 adapter_load_failed).",
+    labelNames: ["model", "adapter", "outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly adapterLoadSeconds = new Histogram({
+    name: "gateway_lora_adapter_load_seconds",
+    help: "Time a LoRA adapter load took, eviction included, whatever its outcome: what the first request for an adapter a replica lacks waits.",
+    labelNames: ["model"] as const,
+    buckets: ADAPTER_LOAD_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly adapterEvictions = new Counter({
+    name: "gateway_lora_adapter_evictions_total",
+    help: "LoRA adapters the gateway unloaded from a replica (POST /v1/unload_lora_adapter) to make room for another: the least recently used idle one loaded on demand.",
+    labelNames: ["model", "adapter"] as const,
+    registers: [this.registry],
+  });
+
   /** The event loop's delay (p99 and longest over the last window): stalls every request in the process waits out. */
   readonly eventLoop = new EventLoopDelay(this.registry);
 
@@ -224,6 +249,21 @@ export class GatewayMetrics {
         this.wakeSeconds.observe({ model }, seconds);
         this.wakes.inc({ model });
       },
+    };
+  }
+
+  /** Where a model's adapter loads and evictions are counted. */
+  forAdapters(model: string): { loaded(adapter: string, seconds: number): void; loadFailed(adapter: string, seconds: number): void; evicted(adapter: string): void } {
+    return {
+      loaded: (adapter, seconds) => {
+        this.adapterLoads.inc({ model, adapter, outcome: "success" });
+        this.adapterLoadSeconds.observe({ model }, seconds);
+      },
+      loadFailed: (adapter, seconds) => {
+        this.adapterLoads.inc({ model, adapter, outcome: "failure" });
+        this.adapterLoadSeconds.observe({ model }, seconds);
+      },
+      evicted: (adapter) => this.adapterEvictions.inc({ model, adapter }),
     };
   }
 

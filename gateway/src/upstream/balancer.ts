@@ -3,7 +3,7 @@ import type { Replica } from "./replica";
 import { withinLoadBound } from "./routing/filters";
 import { WeightedPicker } from "./routing/picker";
 import { PrefixPlacement } from "./routing/placement";
-import { KvCacheScorer, QueueScorer, type PickContext } from "./routing/scorers";
+import { AdapterScorer, KvCacheScorer, QueueScorer, type PickContext } from "./routing/scorers";
 
 export type { PickContext };
 
@@ -92,6 +92,21 @@ export class PrefixAffinity implements Strategy {
   private anchor(ctx: PickContext): number | undefined {
     const n = this.routing.minPrefixBlocks;
     return ctx.prefix && ctx.prefix.length >= n ? ctx.prefix[n - 1] : undefined;
+  }
+}
+
+/**
+ * Requests for a LoRA adapter: a replica holding it (or loading it) against queue depth over a span of T+1 requests,
+ * T = ⌈affinityLoadTolerance × cap⌉: a holder wins while it has at most T requests more than the least-loaded replica;
+ * past that a replica with a free slot, then one that can unload an idle adapter, loads a second copy.
+ */
+export class AdapterAffinity extends WeightedPicker implements Strategy {
+  constructor(routing: Pick<Routing, "affinityLoadTolerance">) {
+    super([
+      { scorer: new AdapterScorer(), weight: 1 },
+      { scorer: new QueueScorer((r) => Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency) + 1), weight: 1 },
+      { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
+    ]);
   }
 }
 

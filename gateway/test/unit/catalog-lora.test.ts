@@ -45,4 +45,13 @@ describe("catalog lora", () => {
     const text = problems({ models: [model("a", { maxLoras: 1, adapters: [adapter("a-sql")] })], aliases: [{ id: "a-sql", models: ["a"] }] });
     expect(text).toMatch(/aliases\[0\]\.id: "a-sql" is a LoRA adapter of "a"; an alias needs a name of its own/);
   });
+
+  it("an alias may stand for an adapter, of its base model's category", () => {
+    const catalog = parseCatalog({ models: [model("a", { maxLoras: 1, adapters: [adapter("a-sql")] }), model("b")], aliases: [{ id: "sql", models: ["a-sql", "b"] }] });
+    expect(catalog.aliases[0]!.models).toEqual(["a-sql", "b"]);
+    const embedder = { ...model("e"), category: "embedder" };
+    expect(problems({ models: [model("a", { maxLoras: 1, adapters: [adapter("a-sql")] }), embedder], aliases: [{ id: "mixed", models: ["a-sql", "e"] }] })).toMatch(
+      /aliases\[0\]\.models: mixes generative and embedder models/,
+    );
+  });
 });

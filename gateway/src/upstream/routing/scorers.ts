@@ -4,6 +4,8 @@ import type { Replica } from "../replica";
 export interface PickContext {
   /** Chained hashes of the prompt's first `minPrefixBlocks` blocks (only for models routed by prefix); the last is the anchor. */
   prefix?: readonly number[];
+  /** The LoRA adapter the request names (a model with a `lora` block, endpoints and dns modes). */
+  adapter?: string;
 }
 
 /**
@@ -33,5 +35,16 @@ export class QueueScorer implements Scorer {
 export class KvCacheScorer implements Scorer {
   score(candidates: readonly Replica[], _ctx: PickContext, out: Float64Array): void {
     candidates.forEach((r, i) => (out[i] = 1 - Math.min(1, Math.max(0, r.kvCacheUsage))));
+  }
+}
+
+/** What holding an adapter is worth: 1 held (or being loaded), a little for a free slot, less for one freed by an eviction. */
+const ADAPTER_ROOM_SCORE = { held: 1, free: 0.1, evict: 0.05, full: 0 } as const;
+
+/** Adapter affinity: a replica holding the request's adapter saves a load (and the engine's stall while it loads). */
+export class AdapterScorer implements Scorer {
+  score(candidates: readonly Replica[], ctx: PickContext, out: Float64Array): void {
+    const name = ctx.adapter;
+    candidates.forEach((r, i) => (out[i] = name === undefined || !r.adapters ? 0 : ADAPTER_ROOM_SCORE[r.adapters.room(name)]));
   }
 }
