@@ -22,6 +22,8 @@ export interface ModelMetrics extends TokenTimingSink {
 export interface ServingState {
   all(): readonly { readonly model: { readonly id: string; readonly wake?: object }; readonly isReady: boolean; readonly heldLength: number }[];
   replicas(): readonly ReplicaState[];
+  /** The LoRA adapters, each on its base model. */
+  adapters(): readonly { readonly adapter?: string; readonly pool: { readonly model: { readonly id: string }; readonly isReady: boolean } }[];
 }
 
 export interface ReplicaState {
@@ -324,6 +326,16 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const p of models.all()) this.set({ model: p.model.id }, p.isReady ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_adapters_ready",
+      help: "1 when the LoRA adapter's base model (`parent`) has a ready replica (the adapter is listed by /v1/models), else 0: the adapters among the `model` labels of the other metrics.",
+      labelNames: ["model", "parent"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const t of models.adapters()) if (t.adapter !== undefined) this.set({ model: t.adapter, parent: t.pool.model.id }, t.pool.isReady ? 1 : 0);
       },
     });
     const waking = models.all().filter((p) => p.model.wake);
