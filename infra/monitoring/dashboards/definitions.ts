@@ -503,17 +503,16 @@ export function modelServingDashboard(): Dashboard {
 }
 
 /** Keeps a per-`model` series of the gateway's only for LoRA adapters (vLLM's own metrics count them under the base model). */
-export const ADAPTERS_ONLY = "and on (model) max by (model) (gateway_adapters_ready)";
+export const ADAPTERS_ONLY = "and on (model) gateway_adapters_ready";
 
 /** The LoRA adapters as the gateway sees them: each a model of its own (requests, tokens, latency), and their loads. */
 function loraPanels(): PanelSpec[] {
-  const inference = 'endpoint=~"/v1/chat/completions|/v1/completions|/v1/responses"';
   return [
     { type: "row", title: "LoRA adapters", exprs: [] },
     {
       type: "timeseries",
       title: "Requests per second by adapter",
-      exprs: [{ expr: `sum by (model) (rate(gateway_requests_total{${inference}}[5m])) ${ADAPTERS_ONLY}`, legend: "{{model}}" }],
+      exprs: [{ expr: `sum by (model) (rate(gateway_requests_total[5m])) ${ADAPTERS_ONLY}`, legend: "{{model}}" }],
       unit: "reqps",
       w: 8,
     },
