@@ -271,7 +271,7 @@ const SettingsObject = z.strictObject({
     .default(false)
     .meta(about("`true`: `/v1/models` also lists models [at zero](gateway-api.md#models-at-zero) that wake on demand.")),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
-  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready` or `response_replica_unavailable` the gateway makes, seconds.")),
+  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready`, `response_replica_unavailable` or `adapter_load_failed` the gateway makes, seconds.")),
   // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
   drainDelayMs: z.coerce
     .number()
