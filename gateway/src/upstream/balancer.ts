@@ -96,15 +96,15 @@ export class PrefixAffinity implements Strategy {
 }
 
 /**
- * Requests for a LoRA adapter: a replica holding it (or loading it) against queue depth over a span of T+1 requests,
- * T = ⌈affinityLoadTolerance × cap⌉: a holder wins while it has at most T requests more than the least-loaded replica;
- * past that a replica with a free slot, then one that can unload an idle adapter, loads a second copy.
+ * Requests for a LoRA adapter: where it is (routing/scorers.ts AdapterScorer) against queue depth over a span of 2T+1
+ * requests, T = ⌈affinityLoadTolerance × cap⌉: a holder wins while it has about T requests more than the least-loaded
+ * replica at most; past that another replica loads a second copy, in a free slot or in place of the coldest adapter.
  */
 export class AdapterAffinity extends WeightedPicker implements Strategy {
   constructor(routing: Pick<Routing, "affinityLoadTolerance">) {
     super([
       { scorer: new AdapterScorer(), weight: 1 },
-      { scorer: new QueueScorer((r) => Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency) + 1), weight: 1 },
+      { scorer: new QueueScorer((r) => 2 * Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency) + 1), weight: 1 },
       { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
     ]);
   }

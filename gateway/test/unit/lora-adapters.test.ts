@@ -44,6 +44,14 @@ describe("what a replica holds", () => {
     expect(a.victim()).toBeUndefined();
   });
 
+  it("unloads the idle adapter asked for least lately first, whatever its recency: a popular one stays", () => {
+    const demand: Record<string, number> = { popular: 9, rare: 1 };
+    const a = new ReplicaAdapters(2, [], 0, (name) => demand[name] ?? 0);
+    a.held.set("popular", { preload: false, inFlight: 0, lastUsed: 1, since: 0 });
+    a.held.set("rare", { preload: false, inFlight: 0, lastUsed: 5, since: 0 });
+    expect([a.victim(), a.victimDemand()]).toEqual(["rare", 1]);
+  });
+
   it("takes the replica's listing as the truth, except loads and unloads it may predate", () => {
     const a = new ReplicaAdapters(4, ["pre"], 0);
     a.held.set("gone", { preload: false, inFlight: 0, lastUsed: 0, since: 50 });

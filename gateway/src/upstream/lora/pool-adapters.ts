@@ -1,6 +1,7 @@
 import type { CatalogLora } from "../../config/catalog";
 import type { Replica } from "../replica";
 import type { AdapterClient } from "./adapter-client";
+import { AdapterDemand } from "./adapter-demand";
 import { ReplicaAdapters } from "./replica-adapters";
 
 /** Where adapter loads, failures and evictions are reported (metrics and the log: server.ts). */
@@ -15,13 +16,14 @@ export interface AdapterEvents {
  * The adapters of one model (its catalog `lora` block) across its replicas: which replica holds which, loads on
  * demand, and evictions. A replica holds at most `maxLoras` adapters, preloaded ones included. A request for an
  * adapter claims it on the replica it was routed to: held, it is used at once; being loaded, the request waits for
- * that load (one load per adapter and replica); absent, it is loaded, after unloading the least recently used idle
- * adapter loaded on demand when the replica is full. Routing sends no request to a replica with no room for its
+ * that load (one load per adapter and replica); absent, it is loaded, after unloading an idle adapter loaded on
+ * demand (the least asked for lately, then the least recently used) when the replica is full. Routing sends no request to a replica with no room for its
  * adapter (routing/filters.ts).
  */
 export class PoolAdapters {
   private readonly paths: Map<string, string>;
   private readonly preloaded: Set<string>;
+  private readonly demand = new AdapterDemand();
   private client: AdapterClient | undefined;
   private events: AdapterEvents | undefined;
 
@@ -41,11 +43,12 @@ export class PoolAdapters {
 
   /** The state of a new replica (or one that restarted): its preloaded adapters. */
   forReplica(): ReplicaAdapters {
-    return new ReplicaAdapters(this.lora.maxLoras, [...this.preloaded]);
+    return new ReplicaAdapters(this.lora.maxLoras, [...this.preloaded], Date.now(), (name) => this.demand.of(name));
   }
 
   /** Counts a request for `name` on the replica it was routed to, loading the adapter there if needed. Synchronous: the next pick sees it. */
   claim(replica: Replica, name: string, now = Date.now()): void {
+    this.demand.hit(name, now);
     const slots = replica.adapters!;
     let held = slots.held.get(name);
     if (!held) {

@@ -29,6 +29,8 @@ export class ReplicaAdapters {
     private readonly maxLoras: number,
     preloaded: readonly string[],
     now = Date.now(),
+    /** How much an adapter is asked for now (adapter-demand.ts); the least is unloaded first. */
+    private readonly demand: (name: string) => number = () => 0,
   ) {
     for (const name of preloaded) this.held.set(name, { preload: true, inFlight: 0, lastUsed: 0, since: now });
   }
@@ -39,18 +41,31 @@ export class ReplicaAdapters {
     return this.victim() === undefined ? "full" : "evict";
   }
 
-  /** The least recently used idle adapter loaded on demand: the one to unload for another. */
+  /**
+   * The idle adapter loaded on demand to unload for another: the least asked for lately, then the least recently used.
+   * Plain LRU evicts a popular adapter that happens to be idle for one rarely asked for, which then evicts the next:
+   * with Zipf-like popularity that doubles the loads (docs/benchmarks.md, LoRA adapters).
+   */
   victim(): string | undefined {
     let best: string | undefined;
+    let bestDemand = Infinity;
     let bestUsed = Infinity;
     for (const [name, a] of this.held) {
       if (a.preload || a.loading || a.inFlight > 0) continue;
-      if (a.lastUsed < bestUsed) {
+      const demand = this.demand(name);
+      if (demand < bestDemand || (demand === bestDemand && a.lastUsed < bestUsed)) {
         best = name;
+        bestDemand = demand;
         bestUsed = a.lastUsed;
       }
     }
     return best;
+  }
+
+  /** The demand for the victim (victim()); Infinity when there is none. */
+  victimDemand(): number {
+    const name = this.victim();
+    return name === undefined ? Infinity : this.demand(name);
   }
 
   /**

@@ -38,13 +38,29 @@ export class KvCacheScorer implements Scorer {
   }
 }
 
-/** What holding an adapter is worth: 1 held (or being loaded), a little for a free slot, less for one freed by an eviction. */
-const ADAPTER_ROOM_SCORE = { held: 1, free: 0.1, evict: 0.05, full: 0 } as const;
-
-/** Adapter affinity: a replica holding the request's adapter saves a load (and the engine's stall while it loads). */
+/**
+ * Adapter affinity: 1 for a replica holding the request's adapter (or loading it), which saves a load and the engine's
+ * stall while it loads. Where a load is needed: 0.5 for a free slot, and for an eviction 0.5 down to 0 by the demand
+ * for its victim among the candidates' victims: loads go where the least wanted adapter is, so the churn of rarely used
+ * adapters stays in few slots and the popular ones stay put.
+ */
 export class AdapterScorer implements Scorer {
   score(candidates: readonly Replica[], ctx: PickContext, out: Float64Array): void {
     const name = ctx.adapter;
-    candidates.forEach((r, i) => (out[i] = name === undefined || !r.adapters ? 0 : ADAPTER_ROOM_SCORE[r.adapters.room(name)]));
+    const room = (r: Replica) => (name === undefined || !r.adapters ? "full" : r.adapters.room(name));
+    // The least and most wanted victims (named as ages: the least wanted is the one to go).
+    let oldest = Infinity;
+    let newest = -Infinity;
+    for (const r of candidates) {
+      if (room(r) !== "evict") continue;
+      const used = r.adapters!.victimDemand();
+      oldest = Math.min(oldest, used);
+      newest = Math.max(newest, used);
+    }
+    candidates.forEach((r, i) => {
+      const where = room(r);
+      if (where !== "evict") out[i] = where === "held" ? 1 : where === "free" ? 0.5 : 0;
+      else out[i] = newest === oldest ? 0.5 : (0.5 * (newest - r.adapters!.victimDemand())) / (newest - oldest);
+    });
   }
 }
