@@ -3,14 +3,16 @@
  * latency model (prefill per uncached prompt token, prefix cache, inter-token latency, slowdown under load,
  * max-num-seqs queueing). Three workloads, open-loop Poisson arrivals, fresh replicas for every run (so no
  * strategy inherits another's warm caches). TTFT is measured by the client, to the first generated token.
- * Figures are ratios to round-robin measured in the same run.
+ * Figures are ratios to round-robin measured in the same run. Then LoRA adapters: 16 fine-tunes of one base model with
+ * Zipf popularity on replicas of 2 slots each, routed with adapter affinity and ignoring adapters
+ * (`routing.adapterAffinity: false`: least-loaded, loading wherever the request lands, evicting as needed).
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { Agent, request } from "undici";
-import { spawnSimulator, stopAll } from "../scripts/lib/processes";
+import { freePort, spawnSimulator, stopAll } from "../scripts/lib/processes";
 import { gatewayRuntime, startBundledGateway } from "./lib/bundled-gateway";
 import { NGINX_MISSING, nginxBinary, startNginx } from "./lib/nginx";
 import { fmt, percentile } from "./lib/stats";
@@ -39,6 +41,8 @@ const simArgs = (maxNumSeqs: number) => [
 interface Req {
   prompt: string;
   maxTokens: number;
+  /** The LoRA adapter it names (its `model`), else the base model. */
+  adapter?: string;
   /** Requests of one group share a long prefix (a document): the first of each has to compute it. */
   group?: number;
 }
@@ -84,6 +88,31 @@ const sharedPrefix: Workload = {
   },
 };
 
+/** The adapter workload: 16 adapters of one base model, 2 slots per replica, a load stalling the engine 500 ms. */
+const ADAPTERS = Array.from({ length: 16 }, (_, k) => `m-ft${k}`);
+const MAX_LORAS = 2;
+const LORA_LOAD_MS = 500;
+/** Zipf popularity: the k-th adapter is asked for in proportion to 1/k^s (BENCH_ZIPF_S, default 1). */
+const ZIPF_S = Number(process.env.BENCH_ZIPF_S ?? 1);
+const ZIPF = ADAPTERS.map((_, k) => 1 / (k + 1) ** ZIPF_S);
+const ZIPF_TOTAL = ZIPF.reduce((a, b) => a + b, 0);
+function zipfAdapter(rand: () => number): string {
+  let r = rand() * ZIPF_TOTAL;
+  for (let k = 0; k < ADAPTERS.length; k++) if ((r -= ZIPF[k]!) < 0) return ADAPTERS[k]!;
+  return ADAPTERS[ADAPTERS.length - 1]!;
+}
+const adapters: Workload = {
+  name: "adapters",
+  ratePerSecond: Number(process.env.BENCH_ADAPTER_RATE ?? 12),
+  maxNumSeqs: 6,
+  next: (i, rand) => ({ prompt: `Chat ${i}: ${words(60, i)}`, maxTokens: 20, adapter: zipfAdapter(rand) }),
+};
+/** The two ways of routing the adapter workload, both least-loaded otherwise. */
+const ADAPTER_ROUTINGS = [
+  { name: "ignores adapters", routing: { adapterAffinity: false } },
+  { name: "adapter affinity", routing: { adapterAffinity: true } },
+] as const;
+
 /** Deterministic PRNG (mulberry32) so every strategy sees the same request sequence. */
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -111,6 +140,9 @@ interface RunResult {
   failed: number;
   elapsed: number;
   outputTokens: number;
+  /** Adapter loads and evictions the gateways made (the adapter workload). */
+  adapterLoads: number;
+  adapterEvictions: number;
 }
 
 interface CacheCounters {
@@ -135,7 +167,7 @@ async function streamOne(agent: Agent, base: string, req: Req): Promise<{ ttft: 
     method: "POST",
     dispatcher: agent,
     headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-    body: JSON.stringify({ model: "m", messages: [{ role: "user", content: req.prompt }], max_tokens: req.maxTokens, ignore_eos: true, stream: true, temperature: 0 }),
+    body: JSON.stringify({ model: req.adapter ?? "m", messages: [{ role: "user", content: req.prompt }], max_tokens: req.maxTokens, ignore_eos: true, stream: true, temperature: 0 }),
   });
   if (res.statusCode !== 200) {
     await res.body.dump();
@@ -156,10 +188,12 @@ async function streamOne(agent: Agent, base: string, req: Req): Promise<{ ttft: 
 let bundle: string | undefined;
 
 /** The gateways of one run, and the address clients use: the one gateway, or nginx round-robin in front of several. */
-async function startGateways(catalog: string, procs: ChildProcess[]): Promise<string> {
+async function startGateways(catalog: string, procs: ChildProcess[], metricsUrls: string[]): Promise<string> {
   const urls: string[] = [];
   for (let g = 0; g < GATEWAYS; g++) {
-    const gw = await startBundledGateway({ catalog, key: KEY, bundle, env: { GATEWAY_HEALTH_INTERVAL_MS: "1000" } });
+    const metricsPort = await freePort();
+    metricsUrls.push(`http://127.0.0.1:${metricsPort}/metrics`);
+    const gw = await startBundledGateway({ catalog, key: KEY, bundle, env: { GATEWAY_HEALTH_INTERVAL_MS: "1000", GATEWAY_METRICS_PORT: String(metricsPort) } });
     bundle = gw.bundle;
     procs.push(gw.proc);
     urls.push(gw.url);
@@ -170,10 +204,22 @@ async function startGateways(catalog: string, procs: ChildProcess[]): Promise<st
   return front.url;
 }
 
-async function run(workload: Workload, strategy: string): Promise<RunResult> {
+/** A gateway counter summed over its label sets and over the gateways. */
+async function gatewayCounter(metricsUrls: readonly string[], name: string): Promise<number> {
+  let total = 0;
+  for (const url of metricsUrls) for (const m of (await (await fetch(url)).text()).matchAll(new RegExp(`^${name}\\{[^}]*\\} (\\S+)$`, "gm"))) total += Number(m[1]);
+  return total;
+}
+
+async function run(workload: Workload, strategy: string, extraRouting: object = {}): Promise<RunResult> {
   const procs: ChildProcess[] = [];
+  const lora = workload === adapters;
+  // The simulators' runtime load and unload routes (vLLM's VLLM_ALLOW_RUNTIME_LORA_UPDATING).
+  if (lora) process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING = "1";
+  const loraArgs = lora ? ["--enable-lora", "--max-loras", String(MAX_LORAS), "--lora-load-time-ms", String(LORA_LOAD_MS)] : [];
   try {
-    const sims = await Promise.all(Array.from({ length: REPLICAS }, () => spawnSimulator(["--model", "m", "--port", "0", ...simArgs(workload.maxNumSeqs)])));
+    const sims = await Promise.all(Array.from({ length: REPLICAS }, () => spawnSimulator(["--model", "m", "--port", "0", ...simArgs(workload.maxNumSeqs), ...loraArgs])));
+    delete process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING;
     procs.push(...sims.map((s) => s.proc));
     const dir = mkdtempSync(join(tmpdir(), "bench-routing-"));
     const catalog = join(dir, "catalog.json");
@@ -187,27 +233,34 @@ async function run(workload: Workload, strategy: string): Promise<RunResult> {
             // Twice vLLM's max-num-seqs: a short queue inside each server keeps its batch full; beyond that,
             // requests wait in the gateway's queue (long enough here that none is refused).
             maxConcurrency: 2 * workload.maxNumSeqs,
-            routing: { strategy, maxWaitingRequests: 1000, queueTimeoutMs: 60_000, maxQueueLength: 100_000, ...JSON.parse(process.env.BENCH_ROUTING ?? "{}") },
+            routing: { strategy, maxWaitingRequests: 1000, queueTimeoutMs: 60_000, maxQueueLength: 100_000, ...extraRouting, ...JSON.parse(process.env.BENCH_ROUTING ?? "{}") },
             upstream: { mode: "endpoints", endpoints: sims.map((s) => ({ url: s.url })) },
+            ...(lora ? { lora: { maxLoras: MAX_LORAS, adapters: ADAPTERS.map((id) => ({ id, path: `/adapters/${id}`, loading: "on-demand" })) } } : {}),
           },
         ],
       }),
     );
-    const base = await startGateways(catalog, procs);
+    const metricsUrls: string[] = [];
+    const base = await startGateways(catalog, procs, metricsUrls);
 
     const agent = new Agent({ connections: 256 });
     const rand = prng(42);
-    const result: RunResult = { cacheHitRate: 0, samples: [], completed: 0, failed: 0, elapsed: 0, outputTokens: 0 };
+    const result: RunResult = { cacheHitRate: 0, samples: [], completed: 0, failed: 0, elapsed: 0, outputTokens: 0, adapterLoads: 0, adapterEvictions: 0 };
     const inflight: Promise<void>[] = [];
     const started = performance.now();
     let atWarm: CacheCounters | undefined = WARMUP > 0 ? undefined : { hits: 0, queries: 0 };
+    // The adapter loads and evictions before the measured seconds.
+    let warmLoads = { loads: 0, evictions: 0 };
     let t = 0;
     for (let i = 0; ; i++) {
       t += (-Math.log(1 - rand()) / workload.ratePerSecond) * 1000; // Poisson arrivals
       if (t > (WARMUP + SECONDS) * 1000) break;
       const wait = started + t - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      if (!atWarm && t >= WARMUP * 1000) atWarm = await cacheCounters(sims.map((x) => x.url));
+      if (!atWarm && t >= WARMUP * 1000) {
+        atWarm = await cacheCounters(sims.map((x) => x.url));
+        if (lora) warmLoads = { loads: await gatewayCounter(metricsUrls, "gateway_lora_adapter_loads_total"), evictions: await gatewayCounter(metricsUrls, "gateway_lora_adapter_evictions_total") };
+      }
       const req = workload.next(i, rand);
       const sentAt = performance.now() - started - WARMUP * 1000;
       const measured = sentAt >= 0;
@@ -232,6 +285,10 @@ async function run(workload: Workload, strategy: string): Promise<RunResult> {
     const hits = end.hits - atWarm!.hits;
     const queries = end.queries - atWarm!.queries;
     result.cacheHitRate = queries > 0 ? hits / queries : 0;
+    if (lora) {
+      result.adapterLoads = (await gatewayCounter(metricsUrls, "gateway_lora_adapter_loads_total")) - warmLoads.loads;
+      result.adapterEvictions = (await gatewayCounter(metricsUrls, "gateway_lora_adapter_evictions_total")) - warmLoads.evictions;
+    }
     return result;
   } finally {
     await stopAll(procs);
@@ -258,14 +315,19 @@ async function main(): Promise<void> {
   if (!Number.isInteger(GATEWAYS) || GATEWAYS < 1) throw new Error(`BENCH_GATEWAYS must be a whole number of gateways, 1 or more (got "${process.env.BENCH_GATEWAYS}")`);
   if (GATEWAYS > 1 && !nginxBinary()) throw new Error(`BENCH_GATEWAYS=${GATEWAYS} needs nginx for the round-robin front. ${NGINX_MISSING}`);
   const only = process.env.BENCH_WORKLOADS?.split(",");
-  const workloads = [uniform, skewed, sharedPrefix].filter((w) => !only || only.some((o) => w.name.startsWith(o)));
+  const selected = (w: Workload) => !only || only.some((o) => w.name.startsWith(o));
+  const workloads = [uniform, skewed, sharedPrefix].filter(selected);
   const front = GATEWAYS === 1 ? "1 gateway" : `${GATEWAYS} gateways behind a round-robin front (nginx)`;
   const lines: string[] = [
     `Routing strategies, ${front} (${gatewayRuntime()}), ${REPLICAS} simulated replicas, ${SECONDS}s of Poisson arrivals per run${WARMUP > 0 ? ` after ${WARMUP}s of the same traffic not counted` : ", from cold"}; ratios are to round-robin in the same run`,
-    "",
-    "| workload | strategy | TTFT p50 ms | p90 ms | p99 ms | p50 ratio | p90 ratio | p99 ratio | tokens/s ratio | prefix-cache hits | failed | ≥ p99 cold |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|",
   ];
+  if (workloads.length > 0) {
+    lines.push(
+      "",
+      "| workload | strategy | TTFT p50 ms | p90 ms | p99 ms | p50 ratio | p90 ratio | p99 ratio | tokens/s ratio | prefix-cache hits | failed | ≥ p99 cold |",
+      "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    );
+  }
   for (const w of workloads) {
     const results: Record<string, RunResult> = {};
     for (const s of STRATEGIES) {
@@ -282,7 +344,29 @@ async function main(): Promise<void> {
       );
     }
   }
+  if (selected(adapters)) lines.push("", ...(await adapterTable(front)));
   process.stdout.write(lines.join("\n") + "\n");
+}
+
+/** The adapter workload, routed with and without adapter affinity; ratios are to the run that ignores adapters. */
+async function adapterTable(front: string): Promise<string[]> {
+  const results = new Map<string, RunResult>();
+  for (const { name, routing } of ADAPTER_ROUTINGS) {
+    process.stderr.write(`adapters / ${name} (${front}) ...\n`);
+    results.set(name, await run(adapters, "least-loaded", routing));
+  }
+  const q = (r: RunResult, p: number) => percentile(r.samples.map((x) => x.ttft).sort((a, b) => a - b), p);
+  const base = results.get(ADAPTER_ROUTINGS[0].name)!;
+  return [
+    `LoRA adapters: ${ADAPTERS.length} adapters of one base model, Zipf (s = ${ZIPF_S}) popularity, --max-loras ${MAX_LORAS}, a load stalls a replica's engine ${LORA_LOAD_MS} ms, ${adapters.ratePerSecond} requests/s; ratios are to the run ignoring adapters`,
+    "",
+    "| routing | TTFT p50 ms | p90 ms | p99 ms | p50 ratio | p90 ratio | p99 ratio | tokens/s ratio | adapter loads | evictions | failed |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...ADAPTER_ROUTINGS.map(({ name }) => {
+      const r = results.get(name)!;
+      return `| ${name} | ${fmt(q(r, 50), 0)} | ${fmt(q(r, 90), 0)} | ${fmt(q(r, 99), 0)} | ${fmt(q(r, 50) / q(base, 50))} | ${fmt(q(r, 90) / q(base, 90))} | ${fmt(q(r, 99) / q(base, 99))} | ${fmt(r.outputTokens / r.elapsed / (base.outputTokens / base.elapsed))} | ${r.adapterLoads} | ${r.adapterEvictions} | ${r.failed} |`;
+    }),
+  ];
 }
 
 runMain(main);

@@ -18,6 +18,9 @@ describe("deployments/models", () => {
     const fleet = localFleet();
     expect(fleet.map((m) => m.id)).toEqual(catalog.models.map((m) => m.id));
     expect(fleet.map((m) => [m.category, m.ownedBy, m.maxConcurrency])).toEqual(catalog.models.map((m) => [m.category, m.ownedBy, m.maxConcurrency]));
+    // Their LoRA adapters too, as models of their own.
+    expect(fleet.map((m) => m.lora)).toEqual(catalog.models.map((m) => m.lora));
+    expect(fleet.flatMap((m) => m.lora?.adapters.map((a) => a.id) ?? [])).toEqual(expect.arrayContaining(["sim-chat-adapter"]));
     // The quickstart chats with the first model: it is generative.
     expect(fleet[0]?.category).toBe("generative");
   });

@@ -6,8 +6,10 @@ import * as path from "path";
 
 const DOCS = __dirname;
 // 330,000 when set (#20: 371,659 cut to ~325,000); 335,000 with autoscaling and scale to zero (#22), whose keys,
-// dashboard panels and alerts the docs tests require on the page, after about 9 KB of repeats were folded.
-const BUDGET_BYTES = 335_000;
+// dashboard panels and alerts the docs tests require on the page, after about 9 KB of repeats were folded; 343,000
+// with LoRA adapters (#24: a model.yaml block, a kind of model in the API, its routing, the simulator's LoRA and what
+// was read of vLLM for each), about 12 KB of which 4.5 KB were paid for by trims elsewhere.
+const BUDGET_BYTES = 343_000;
 const OPERATOR_PAGES = ["quickstart.md", "operations.md", "configuration.md", "lifecycle.md", "models.md", "monitoring.md", "troubleshooting.md", "exposure.md"];
 /** Pages being rewritten elsewhere: their rules are skipped, not dropped, until the rewrite lands. */
 const PENDING_REWRITE = new Set<string>([]);

@@ -1,7 +1,9 @@
 // The folder's `local.scaleToZero` as the local fleet reads it: its defaults, its limits, and the fleet's mapping.
 import { ModelMetadataSchema } from "../infra/serving/folder-schemas";
 import type { ModelDefinition } from "../infra/serving/model-folders";
-import { localScaleToZero } from "./fleet";
+import { DEFAULT_MODELS_DIR } from "../infra/serving/constants";
+import { loadModelFolders } from "../infra/serving/model-folders";
+import { localModelFromFolder, localScaleToZero } from "./fleet";
 
 describe("local.scaleToZero", () => {
   test("an empty block turns it on with the defaults (5 s load, 1 min idle)", () => {
@@ -20,5 +22,13 @@ describe("local.scaleToZero", () => {
     const def = (local: ModelDefinition["local"]) => ({ local }) as ModelDefinition;
     expect(localScaleToZero(def({ scaleToZero: { loadMs: 800, idleStopMs: 2000 } }))).toEqual({ scaleToZero: { loadMs: 800, idleStopMs: 2000 } });
     expect(localScaleToZero(def({}))).toEqual({});
+  });
+});
+
+describe("adapters", () => {
+  test("sim-chat serves its example adapter on demand: the catalog's lora block and the simulator's LoRA settings", () => {
+    const simChat = localModelFromFolder(loadModelFolders(DEFAULT_MODELS_DIR).find((d) => d.id === "sim-chat")!);
+    expect(simChat.lora?.adapters).toEqual([{ id: "sim-chat-adapter", path: "/model-cache/lora-adapters/sim-chat-adapter", loading: "on-demand" }]);
+    expect(simChat.simulator.lora).toEqual({ enabled: true, maxLoras: simChat.lora!.maxLoras, runtimeUpdating: true, modules: [] });
   });
 });

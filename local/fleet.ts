@@ -7,7 +7,8 @@ import { DEFAULT_MODELS_DIR } from "../infra/serving/constants";
 import { loadModelFolders, type ModelDefinition } from "../infra/serving/model-folders";
 import { flagValue } from "../infra/serving/server-args";
 import { parseDurationMs } from "../simulator/src/cli-args";
-import type { CatalogInput, ModelCategory, Routing } from "../gateway/src/config/catalog";
+import type { CatalogInput, CatalogLora, ModelCategory, Routing } from "../gateway/src/config/catalog";
+import { catalogLora } from "../infra/serving/lora";
 import { LocalScaler, registryView, type ScaleToZero } from "./scaler";
 import type { ModelRegistry } from "../gateway/src/upstream/registry";
 
@@ -24,6 +25,8 @@ export interface LocalModel {
   scaleToZero?: ScaleToZero;
   /** The gateway's hold of a model at zero (catalog `wake`); its defaults when absent. */
   wake?: { timeoutMs?: number; maxHeld?: number };
+  /** Its LoRA adapters (catalog `lora`), each a model of its own; the simulators serve them (`simulator.lora`). */
+  lora?: CatalogLora;
 }
 
 /** Built-in fleet, used only when no model folder exists under deployments/models. */
@@ -58,6 +61,7 @@ export const MAX_LOCAL_REPLICAS = 2;
 export function localModelFromFolder(def: ModelDefinition): LocalModel {
   const ttft = def.local.timeToFirstTokenMs ?? simulatorDuration(def, "time-to-first-token");
   const itl = def.local.interTokenLatencyMs ?? simulatorDuration(def, "inter-token-latency");
+  const lora = def.lora && catalogLora(def.lora);
   return {
     id: def.id,
     category: def.category,
@@ -66,7 +70,9 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
     maxConcurrency: def.maxConcurrency,
     ...(def.routing ? { routing: def.routing } : {}),
     ...localScaleToZero(def),
+    ...(lora ? { lora } : {}),
     simulator: {
+      ...(lora ? { lora: simulatorLora(lora) } : {}),
       toolCalling: def.toolCalling,
       maxNumSeqs: def.maxConcurrency,
       ...(def.local.embeddingDimensions !== undefined ? { embeddingDimensions: def.local.embeddingDimensions } : {}),
@@ -75,6 +81,19 @@ export function localModelFromFolder(def: ModelDefinition): LocalModel {
         ...(itl !== undefined ? { interTokenLatencyMs: itl } : {}),
       },
     },
+  };
+}
+
+/**
+ * The simulator's LoRA settings for a model's adapters, as the cluster gives vLLM: `--enable-lora`, `--max-loras`, the
+ * preloaded adapters in `--lora-modules`, runtime loading (`VLLM_ALLOW_RUNTIME_LORA_UPDATING`) when one loads on demand.
+ */
+export function simulatorLora(lora: CatalogLora): NonNullable<SimulatorConfigInput["lora"]> {
+  return {
+    enabled: true,
+    maxLoras: lora.maxLoras,
+    runtimeUpdating: lora.adapters.some((a) => a.loading === "on-demand"),
+    modules: lora.adapters.filter((a) => a.loading === "preload").map((a) => ({ name: a.id, path: a.path })),
   };
 }
 
@@ -143,6 +162,7 @@ export async function startLocalFleet(models: readonly LocalModel[] = localFleet
         upstream: { mode: "endpoints", endpoints },
         ...(m.routing ? { routing: m.routing } : {}),
         ...(m.scaleToZero ? { wake: m.wake ?? {} } : {}),
+        ...(m.lora ? { lora: m.lora } : {}),
       });
     }
   } catch (err) {

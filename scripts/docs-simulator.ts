@@ -19,7 +19,7 @@ function defaultCell(r: KeyRow): string {
   return r.type === "object" ? "" : "unset";
 }
 
-/** One row per field of SimulatorConfigSchema, nested objects (`latency`, `prefixCache`) expanded one level. */
+/** One row per field of SimulatorConfigSchema, nested objects (`latency`, `prefixCache`, `lora`) expanded one level. */
 export function simulatorConfigTable(): string {
   const rows = keyRows({ namespace: "simulator", title: "", intro: "", schema: SimulatorConfigSchema, secretKeys: [] });
   return [

@@ -2,6 +2,9 @@
 //   [--gated] [--tools] [--max-model-len N] [--slug s] [--id id] [--image img] [--gpus N] [--gpu-resource r]
 //   [--replicas N] [--max-num-seqs N] [--node-group g] [--owned-by o] [--dir root] [--ask]      or: --simulated
 // Scaffolds deployments/models/<category>/<model>/{gaie-<slug>,ms-<slug>}/values.yaml and model.yaml (docs/models.md).
+// npm run model:add -- adapter <category>/<model> <name> --source hf://org/name --rank N [--revision r] [--preload]
+//   [--size GiB] [--max-loras N] [--max-lora-rank N] [--dir root]
+// Adds a LoRA adapter to that folder's model.yaml.
 // On a terminal (or with --ask) it asks for what a vLLM model needs and was not given: the weights' size, family
 // and context length.
 import { createInterface } from "readline/promises";
@@ -10,6 +13,7 @@ import { CATEGORIES, type Category } from "../infra/serving/constants";
 import { FAMILY_NAMES, type FamilyName } from "../infra/serving/families";
 import { displayPath } from "../infra/serving/model-folders";
 import { scaffoldModel, type ScaffoldOptions } from "../infra/serving/scaffold";
+import { addAdapter, type AdapterOptions } from "../infra/serving/scaffold-adapter";
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -86,6 +90,40 @@ export function optionsFromArgv(args: string[]): ScaffoldOptions {
   };
 }
 
+/** `adapter <category>/<model> <name> …` (after `--`) as adapter options; throws the usage on a wrong shape. */
+export function adapterOptionsFromArgv(args: string[]): AdapterOptions {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      source: { type: "string" },
+      revision: { type: "string" },
+      rank: { type: "string" },
+      preload: { type: "boolean", default: false },
+      size: { type: "string" },
+      "max-loras": { type: "string" },
+      "max-lora-rank": { type: "string" },
+      dir: { type: "string" },
+    },
+  });
+  const [command, ref, name] = positionals;
+  if (command !== "adapter" || positionals.length !== 3 || !ref || !name || values.rank === undefined) {
+    throw new Error("usage: npm run model:add -- adapter <category>/<model> <name> --source hf://<org>/<name> --rank N [--revision r] [--preload] [--size GiB] [--max-loras N] [--max-lora-rank N]");
+  }
+  return {
+    ref,
+    name,
+    source: values.source,
+    revision: values.revision,
+    rank: int("rank", values.rank) as number,
+    preload: values.preload,
+    sizeGiB: positiveNumber("size", values.size),
+    maxLoras: int("max-loras", values["max-loras"]),
+    maxLoraRank: int("max-lora-rank", values["max-lora-rank"]),
+    root: values.dir,
+  };
+}
+
 /** Whether to ask for missing values: on a terminal, or when --ask says so (piped answers). */
 function asks(argv: string[]): boolean {
   return argv.includes("--ask") || (process.stdin.isTTY === true && process.stdout.isTTY === true);
@@ -121,6 +159,12 @@ export async function askMissing(o: ScaffoldOptions, input: NodeJS.ReadableStrea
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  if (argv[0] === "adapter") {
+    const o = adapterOptionsFromArgv(argv);
+    const def = addAdapter(o);
+    console.log(`added adapter "${o.name}" to ${displayPath(def.dir)} (${o.preload ? "preloaded on every replica" : "loaded when first asked for"}); it is served once the stack applies`);
+    return;
+  }
   let options = optionsFromArgv(argv);
   if (asks(argv)) options = await askMissing(options, process.stdin, process.stdout);
   const def = scaffoldModel(options);

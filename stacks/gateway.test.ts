@@ -443,6 +443,15 @@ describe("catalog source and configuration errors", () => {
     expect(err.message).toContain(`gateway:aliases [1.id]: "bge-m3" is a model id; an alias needs a name of its own`);
   });
 
+  test("an alias named like a LoRA adapter of the serving part's catalog fails the preview naming gateway:aliases", async () => {
+    const [first, ...rest] = TEST_CATALOG.models;
+    const lora = { maxLoras: 1, adapters: [{ id: "qwen3-8b-sql", path: "/model-cache/lora-adapters/qwen3-8b-sql", loading: "on-demand" as const }] };
+    const catalog = { ...TEST_CATALOG, models: [{ ...first!, lora }, ...rest] };
+    const aliases = [{ id: "qwen3-8b-sql", models: [first!.id] }];
+    const err = (await run({ "gateway:catalog": undefined, "gateway:aliases": JSON.stringify(aliases) }, () => ({ catalog, namespace: "serving-ns" })).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain(`gateway:aliases [0.id]: "qwen3-8b-sql" is a LoRA adapter of "${first!.id}"; an alias needs a name of its own`);
+  });
+
   test("a catalog both from serving and from gateway:catalog is refused", async () => {
     await expect(run({}, fromServing)).rejects.toThrow(/gateway:catalog: must come from one source, not the serving part of this program and gateway:catalog/);
   });

@@ -115,7 +115,8 @@ describe("serving stack on mocks, every sample referenced", () => {
 
   test("weights: a cache volume sized from model.yaml, a download Job into it, then the server reads it offline", () => {
     const claim = toManifest(named(rs, PVC, "weights-qwen3-8b")) as YamlDoc;
-    expect(claim.spec).toEqual({ accessModes: ["ReadWriteMany"], resources: { requests: { storage: "22Gi" } } });
+    // 16 GiB of weights and its adapter's 1 GiB, with 20 % and 2 GiB to spare.
+    expect(claim.spec).toEqual({ accessModes: ["ReadWriteMany"], resources: { requests: { storage: "23Gi" } } });
     expect(claim.metadata.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
     const job = named(rs, JOB, "weights-download-qwen3-8b");
     const manifest = toManifest(job) as YamlDoc;
@@ -126,6 +127,11 @@ describe("serving stack on mocks, every sample referenced", () => {
     const pod = manifest.spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 1000, fsGroup: 1000 });
     expect(pod.containers[0].env.map((e: { name: string }) => e.name)).not.toContain("HF_TOKEN");
+    // Its LoRA adapter comes down beside the weights, in the model server's image (it has huggingface_hub).
+    expect(pod.containers.map((c: YamlDoc) => [c.name, c.image])).toEqual([
+      ["download", "ghcr.io/llm-d/llm-d-cuda:v0.5.0"],
+      ["adapter-0", "ghcr.io/llm-d/llm-d-cuda:v0.5.0"],
+    ]);
     const server = named(rs, CHART, "ms-qwen3-8b");
     expect(server.dependsOn).toEqual(expect.arrayContaining(["gaie-qwen3-8b", "weights-download-qwen3-8b", "model-server-api-key"]));
     expect(values(server).modelArtifacts.uri).toBe("pvc+hf://weights-qwen3-8b/hub/Qwen/Qwen3-8B");

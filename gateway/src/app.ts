@@ -3,7 +3,7 @@ import type { Dispatcher } from "undici";
 import { errors } from "./api/errors";
 import type { ApiKeyStore } from "./auth/api-keys";
 import { requireApiKey } from "./auth/middleware";
-import type { GatewaySettings } from "./config/settings";
+import { upstreamAuthorization, type GatewaySettings } from "./config/settings";
 import { admitRequest } from "./http/admission";
 import { corsPolicy } from "./http/cors";
 import { errorHandler } from "./http/error-handler";
@@ -68,7 +68,7 @@ export function createApp(deps: AppDeps): Express {
   const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
   const upstreamOptions = {
     dispatcher: deps.dispatcher,
-    upstreamAuthorization: settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined,
+    upstreamAuthorization: upstreamAuthorization(settings),
     headersTimeoutMs: settings.upstreamHeadersTimeoutMs,
     idleTimeoutMs: settings.upstreamIdleTimeoutMs,
     retryAfterSaturatedSeconds: settings.retryAfterSaturatedSeconds,

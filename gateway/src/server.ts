@@ -8,7 +8,7 @@ import { ApiKeyStore, hashApiKey, type ApiKeyEntry } from "./auth/api-keys";
 import { KeysFileReloader } from "./auth/keys-file";
 import type { Catalog } from "./config/catalog";
 import { rssBoundBytes } from "./config/memory-bound";
-import type { GatewaySettings } from "./config/settings";
+import { upstreamAuthorization, type GatewaySettings } from "./config/settings";
 import { LingeringClose } from "./http/lingering-close";
 import { createOpsServer } from "./http/ops-listener";
 import type { ProbeState } from "./http/probes";
@@ -27,6 +27,8 @@ import { ResponseIds } from "./responses/response-ids";
 import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
 import { LoadScraper } from "./upstream/load-scraper";
+import { AdapterClient } from "./upstream/lora/adapter-client";
+import type { Replica } from "./upstream/replica";
 import { ModelRegistry } from "./upstream/registry";
 
 export interface GatewayOptions {
@@ -138,8 +140,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     { intervalMs: settings.healthIntervalMs, timeoutMs: settings.healthTimeoutMs, unhealthyThreshold: settings.unhealthyThreshold },
     log,
     // A replica that turns ready releases what its model holds or queues at once, not at the next recheck.
-    (replica) => registry.get(replica.modelId)?.drain(),
+    (replica) => registry.get(replica.modelId)?.replicaChanged(replica),
   );
+  connectAdapters(registry, metrics, log, new AdapterClient({ dispatcher, authorization: upstreamAuthorization(settings), timeoutMs: settings.upstreamHeadersTimeoutMs }));
   for (const pool of registry.all()) pool.wakeQueue?.listen(metrics.forWake(pool.model.id));
 
   const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
@@ -175,7 +178,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
   const discoveries = registry.all().map((p) => new DnsDiscovery(p, log));
   await Promise.all(discoveries.map((d) => d.start()));
   await health.start();
-  const loadScraper = new LoadScraper(() => registry.replicas(), dispatcher, settings.loadScrapeIntervalMs, settings.healthTimeoutMs);
+  // Replicas of a model with adapters also list what they hold (/v1/models) at each scrape.
+  const syncAdapters = (r: Replica) => registry.get(r.modelId)?.adapters?.sync(r, settings.healthTimeoutMs) ?? Promise.resolve();
+  const loadScraper = new LoadScraper(() => registry.replicas(), dispatcher, settings.loadScrapeIntervalMs, settings.healthTimeoutMs, syncAdapters);
   loadScraper.start();
   state.started = true;
   const host = settings.host === "0.0.0.0" || settings.host === "::" ? "127.0.0.1" : settings.host;
@@ -245,4 +250,29 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     maxConnections,
     close,
   };
+}
+
+/** Each model with adapters loads them through `client`; every load, failure and eviction is counted and logged. */
+function connectAdapters(registry: ModelRegistry, metrics: GatewayMetrics, log: Logger, client: AdapterClient): void {
+  for (const pool of registry.all()) {
+    const adapters = pool.adapters;
+    if (!adapters) continue;
+    const model = pool.model.id;
+    const counted = metrics.forAdapters(model);
+    for (const { id } of adapters.lora.adapters) for (const outcome of ["success", "failure"]) metrics.adapterLoads.inc({ model, adapter: id, outcome }, 0);
+    adapters.connect(client, {
+      loaded: (adapter, replica, seconds) => {
+        counted.loaded(adapter, seconds);
+        log.info({ model, adapter, replica, loadMs: Math.round(seconds * 1000) }, "adapter loaded");
+      },
+      loadFailed: (adapter, replica, seconds, reason) => {
+        counted.loadFailed(adapter, seconds);
+        log.warn({ model, adapter, replica, loadMs: Math.round(seconds * 1000), reason }, "adapter load failed");
+      },
+      evicted: (adapter, replica, forAdapter) => {
+        counted.evicted(adapter);
+        log.info({ model, adapter, replica, for: forAdapter }, "adapter evicted");
+      },
+    });
+  }
 }

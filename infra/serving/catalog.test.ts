@@ -42,6 +42,17 @@ describe("catalog", () => {
     ]);
   });
 
+  test("each model's adapters, from its model.yaml: ids clients send, the path its server loads from, and how; in dns and pool mode alike", () => {
+    for (const inferenceGatewayUrl of [undefined, "http://igw.gateway-system.svc.cluster.local"]) {
+      const parsed = CatalogSchema.parse(buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local", inferenceGatewayUrl }));
+      expect(parsed.models.map((m) => [m.id, m.lora])).toEqual([
+        ["qwen3-8b", { maxLoras: 2, adapters: [{ id: "qwen3-8b-tool-use", path: "/model-cache/lora-adapters/qwen3-8b-tool-use", loading: "on-demand" }] }],
+        ["sim-chat", { maxLoras: 1, adapters: [{ id: "sim-chat-adapter", path: "/model-cache/lora-adapters/sim-chat-adapter", loading: "on-demand" }] }],
+        ["bge-small-en-v1.5", undefined],
+      ]);
+    }
+  });
+
   test("the YAML string is a catalog file the gateway loads", () => {
     const catalog = buildCatalog(planned, { namespace: "app-serving", clusterDomain: "cluster.local" });
     expect(parseCatalog(parse(catalogYaml(catalog)), "serving").models.map((m) => m.id)).toEqual(["qwen3-8b", "sim-chat", "bge-small-en-v1.5"]);

@@ -3,6 +3,7 @@
 import { stringify } from "yaml";
 import { type CatalogInput, CatalogSchema } from "../../gateway/src/config/catalog";
 import { serviceHost } from "../platform/cluster-config";
+import { catalogLora } from "./lora";
 import type { PlannedModel } from "./plan";
 import { modelObjectName, poolPathPrefix } from "./values";
 
@@ -46,6 +47,8 @@ export function buildCatalog(models: readonly PlannedModel[], args: CatalogArgs)
       ...(m.def.routing ? { routing: m.def.routing } : {}),
       // A model that may be at zero replicas: the gateway holds its requests while KEDA wakes it.
       ...(m.autoscaling?.minReplicas === 0 ? { wake: { timeoutMs: m.autoscaling.wake.timeoutSeconds * 1000, maxHeld: m.autoscaling.wake.maxHeld } } : {}),
+      // Its adapters, each a model id clients send, served by the same replicas (or pool).
+      ...(m.def.lora ? { lora: catalogLora(m.def.lora) } : {}),
     })),
   };
   const parsed = CatalogSchema.safeParse(catalog);

@@ -5,7 +5,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
 import { CatalogSchema } from "../../gateway/src/config/catalog";
-import { optionsFromArgv } from "../../scripts/model-add";
+import { adapterOptionsFromArgv, optionsFromArgv } from "../../scripts/model-add";
 import { codeSpans, markedBlocks, readDoc } from "../platform/docs-testing";
 import { AutoscalingSchema } from "./autoscaling";
 import { parseServingConfig, SECRET_KEYS } from "./config";
@@ -14,6 +14,8 @@ import { checkGpuCapacity } from "./gpu-preflight";
 import { loadModelFolders, ModelFolderError, RULES } from "./model-folders";
 import { planModels } from "./plan";
 import { scaffoldModel } from "./scaffold";
+import { addAdapter } from "./scaffold-adapter";
+import { adaptersGiB } from "./lora";
 import { DEFAULT_DOWNLOAD_TIMEOUT, startupTimeoutSeconds } from "./startup";
 import { MODEL_FAMILIES, type ModelFamily } from "./families";
 import { cacheSizeGiB } from "./weights";
@@ -88,7 +90,7 @@ describe("docs/models.md", () => {
         checked.catalog++;
       } else throw new Error(`docs/models.md: unknown validate marker ${b.marker}`);
     }
-    expect(checked).toEqual({ meta: 2, pool: 1, server: 1, stack: 4, catalog: 1 });
+    expect(checked).toEqual({ meta: 3, pool: 1, server: 1, stack: 4, catalog: 1 });
   });
 
   test("the complete folder loads with the loader pulumi preview uses", () => {
@@ -130,16 +132,21 @@ describe("docs/models.md", () => {
     });
   });
 
-  test("every npm run model:add command scaffolds a folder that loads", () => {
+  test("every npm run model:add command scaffolds a folder that loads, and every adapter command adds to one", () => {
     const commands = [...page.matchAll(/^npm run model:add -- (.+)$/gm)].map((m) => (m[1] as string).split(/\s+/));
-    expect(commands.length).toBeGreaterThanOrEqual(3);
+    const [adapters, models] = [commands.filter((c) => c[0] === "adapter"), commands.filter((c) => c[0] !== "adapter")];
+    expect([models.length >= 3, adapters.length]).toEqual([true, 1]);
     const { root, cleanup } = scratchModels(false);
     try {
-      for (const argv of commands) {
+      for (const argv of models) {
         const def = scaffoldModel({ ...optionsFromArgv(argv), root });
         expect(def.ref).toBe(`${argv[0]}/${argv[1]}`);
       }
-      expect(loadModelFolders(root)).toHaveLength(commands.length);
+      for (const argv of adapters) {
+        const def = addAdapter({ ...adapterOptionsFromArgv(argv), root });
+        expect(def.lora?.adapters.map((a) => a.name)).toContain(argv[2]);
+      }
+      expect(loadModelFolders(root)).toHaveLength(models.length);
     } finally {
       cleanup();
     }
@@ -169,8 +176,12 @@ describe("docs/models.md", () => {
     }
   });
 
-  test("the cache sizes quoted are what weights.ts computes", () => {
-    expect([cacheSizeGiB(16), cacheSizeGiB(131.5), cacheSizeGiB(0.13)]).toEqual([22, 160, 3]);
-    expect(page).toContain("22 GiB for Qwen3-8B, 160 GiB for Llama 3.3 70B, 3 GiB for\nbge-small");
+  test("the cache sizes quoted are what weights.ts computes for the shipped folders", () => {
+    const size = (slug: string) => {
+      const m = loadModelFolders().find((f) => f.slug === slug)!;
+      return cacheSizeGiB(m.weightsGiB!, m.weightsInfo?.cacheGiB, adaptersGiB(m.lora));
+    };
+    expect([size("qwen3-8b"), size("llama-3-3-70b"), size("bge-small-en")]).toEqual([23, 160, 3]);
+    expect(page).toContain("23 GiB for Qwen3-8B and its adapter, 160 GiB for Llama 3.3 70B, 3 GiB for bge-small.");
   });
 });

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { ModelIdSchema, RoutingSchema } from "../../gateway/src/config/catalog";
 import { AutoscalingSchema } from "./autoscaling";
 import { FAMILY_NAMES, type FamilyName } from "./families";
+import { VLLM_LORA } from "./model-server-facts";
 import { quantityGiB } from "./startup";
 import { labelKey, labelMap, labelValue, port } from "../platform/schema-rules";
 
@@ -112,6 +113,39 @@ export const LocalScaleToZeroSchema = z
   })
   .meta({ description: "The model starts with no replica: the first request wakes it, and it stops again when idle." });
 
+/** One LoRA adapter served on the folder's base model, under its own model id. */
+export const LoraAdapterSchema = z.strictObject({
+  /** The model id clients send for it (vLLM's lora_name); unique across every folder, never a model id. */
+  name: ModelIdSchema,
+  /** Where its files come from, downloaded into the model's cache volume; vLLM models only (the simulator loads nothing). */
+  source: z
+    .string()
+    .regex(/^(hf|s3):\/\/\S+$/, "must be hf://<org>/<name> or s3://<bucket>/<prefix>")
+    .optional(),
+  /** Hugging Face revision (branch, tag or commit) of an hf:// source. */
+  revision: z.string().min(1).max(128).optional(),
+  /** The adapter's LoRA rank (`r` in its adapter_config.json): at most `maxLoraRank`. */
+  rank: positive.max(Math.max(...VLLM_LORA.ranks)),
+  /** Loaded on every replica at start (`--lora-modules`); else loaded at run time when first asked for. */
+  preload: z.boolean().default(false),
+  /** Its files on disk in GiB, what the cache volume grows by (default 1). */
+  sizeGiB: z.number().positive().max(1000).optional(),
+});
+export type LoraAdapter = z.infer<typeof LoraAdapterSchema>;
+
+/** The base model's LoRA adapters and vLLM's LoRA limits (`--max-loras`, `--max-lora-rank`). */
+export const LoraSchema = z.strictObject({
+  /** Adapters in one batch (vLLM --max-loras): GPU slots, at least the preloaded adapters. */
+  maxLoras: positive.default(VLLM_LORA.defaults.maxLoras),
+  /** The largest rank vLLM reserves memory for (--max-lora-rank). */
+  maxLoraRank: z
+    .number()
+    .refine((r) => (VLLM_LORA.ranks as readonly number[]).includes(r), `must be one of ${VLLM_LORA.ranks.join(", ")} (vLLM --max-lora-rank)`)
+    .default(VLLM_LORA.defaults.maxLoraRank),
+  adapters: z.array(LoraAdapterSchema).min(1, "declare at least one adapter"),
+});
+export type ModelLora = z.infer<typeof LoraSchema>;
+
 /** Optional `model.yaml` next to the folder pair: what the gateway needs and the chart values do not say. */
 export const ModelMetadataSchema = z.strictObject({
   /** `owned_by` in GET /v1/models. */
@@ -139,6 +173,8 @@ export const ModelMetadataSchema = z.strictObject({
       cacheGiB: z.number().int().positive().max(100_000).optional(),
     })
     .optional(),
+  /** LoRA adapters served on this model, each under its own model id. */
+  lora: LoraSchema.optional(),
   /** Seconds a stopping server keeps serving its in-flight requests (overrides serving:drainSeconds). */
   drainSeconds: z.number().int().min(0).max(3600).optional(),
   /** `npm start` only: how the local simulator imitates this model. */

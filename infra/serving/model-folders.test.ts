@@ -119,6 +119,21 @@ describe("broken folders fail with the folder and the rule named", () => {
     ["runner: --task on a generative model", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--task=generate")), /\[runner\] decode\.containers\[0\]\.args passes --task generate, which vLLM 0\.14\.1 .* no longer parses, so it would refuse to start: remove it/],
     ["runner: pooling for a generative model", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--runner", "pooling")), /\[runner\] a generative model runs --runner=generate, not --runner=pooling/],
     ["probes: a /v1 path", () => editYaml(qwen().ms, (d) => (d.decode.containers[0].readinessProbe.httpGet.path = "/v1/models")), /\[probes\] decode\.containers\[0\]\.readinessProbe probes \/v1\/models/],
+    ["lora: an adapter above maxLoraRank", () => editYaml(qwen().meta, (d) => (d.lora.maxLoraRank = 32)), /\[lora\] model\.yaml lora\.adapters\[0\]\.rank 64 exceeds lora\.maxLoraRank 32: vLLM refuses .* \(raise maxLoraRank to 64\)/],
+    ["lora: a maxLoraRank vLLM does not take", () => editYaml(qwen().meta, (d) => (d.lora.maxLoraRank = 48)), /\[metadata\] model\.yaml: lora\.maxLoraRank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512/],
+    ["lora: preloaded above maxLoras", () => editYaml(qwen().meta, (d) => { d.lora.maxLoras = 1; d.lora.adapters = [{ ...d.lora.adapters[0], preload: true }, { ...d.lora.adapters[0], name: "qwen3-8b-sql", preload: true }]; }), /\[lora\] model\.yaml lora\.maxLoras 1 is below the 2 adapters with preload: true/],
+    ["lora: a name that is no model id", () => editYaml(qwen().meta, (d) => (d.lora.adapters[0].name = "tool use")), /\[metadata\] model\.yaml: lora\.adapters\.0\.name: model id: /],
+    ["lora: a vLLM adapter without a source", () => editYaml(qwen().meta, (d) => delete d.lora.adapters[0].source), /\[lora\] model\.yaml lora\.adapters\[0\]\.source is required for a vLLM model/],
+    ["lora: a LoRA flag in the args", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--max-loras=4")), /\[lora\] the platform passes --max-loras from model\.yaml lora: remove it from decode\.containers\[0\]\.args/],
+    ["lora: weights on a volume of one's own", () => editYaml(qwen().ms, (d) => (d.modelArtifacts.uri = "pvc://models/qwen3-8b")), /\[lora\] adapters are downloaded into the model's weights cache, which a pvc:\/\/ model has none of/],
+    ["lora: two names, one folder", () => editYaml(qwen().meta, (d) => d.lora.adapters.push({ ...d.lora.adapters[0], name: "team/tools" }, { ...d.lora.adapters[0], name: "team--tools" })), /\[lora\] model\.yaml lora\.adapters\[2\]\.name "team--tools" and lora\.adapters\[1\]\.name would share the folder lora-adapters\/team--tools/],
+    [
+      "lora: a picker configuration of the folder's own, without the scorer",
+      () => editYaml(qwen().gaie, (d) => { d.inferenceExtension.pluginsConfigFile = "mine.yaml"; d.inferenceExtension.pluginsCustomConfig = { "mine.yaml": "plugins:\n- type: queue-scorer\nschedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: queue-scorer\n" }; }),
+      /\[lora\] the pool's inferenceExtension\.pluginsConfigFile mine\.yaml does not score with lora-affinity-scorer/,
+    ],
+    ["lora: the chart's latency predictor, which scores by nothing else", () => editYaml(qwen().gaie, (d) => (d.inferenceExtension.latencyPredictor = { enabled: true })), /\[lora\] the pool's inferenceExtension\.latencyPredictor makes default-plugins\.yaml score by predicted latency only/],
+    ["lora: the picker's LoRA metric turned off", () => editYaml(qwen().gaie, (d) => (d.inferenceExtension.flags["lora-info-metric"] = "")), /\[lora\] the pool's inferenceExtension\.flags\.lora-info-metric is "": the picker would not see which adapters a pod holds/],
   ])("%s", (_name, breakIt, message) => {
     breakIt();
     const text = failure();
@@ -174,6 +189,21 @@ describe("broken folders fail with the folder and the rule named", () => {
     const text = failure();
     expect(text).toMatch(/generative\/qwen3-8b: \[unique id\] id "qwen3-8b" is also used by .*generative\/qwen-copy/);
     expect(text).toMatch(/\[unique slug\] slug "qwen3-8b"/);
+  });
+
+  test.each([
+    ["another folder's model id", "sim-chat", /generative\/qwen3-8b: \[unique id\] model\.yaml lora\.adapters\[0\]\.name "sim-chat" is the model id of .*generative\/sim-chat/],
+    ["its own model id", "qwen3-8b", /generative\/qwen3-8b: \[unique id\] model\.yaml lora\.adapters\[0\]\.name "qwen3-8b" is the model id of .*generative\/qwen3-8b/],
+    ["another folder's adapter", "sim-chat-adapter", /generative\/sim-chat: \[unique id\] model\.yaml lora\.adapters\[0\]\.name "sim-chat-adapter" is also lora\.adapters\[0\] of .*generative\/qwen3-8b/],
+  ])("an adapter name is an id of its own: not %s", (_what, name, message) => {
+    editYaml(qwen().meta, (d) => (d.lora.adapters[0].name = name));
+    expect(failure()).toMatch(message);
+  });
+
+  test("a model with adapters: the picker configuration of the folder's own may score with them", () => {
+    const mine = "plugins:\n- type: lora-affinity-scorer\n  name: lora\nschedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: lora\n";
+    editYaml(qwen().gaie, (d) => ((d.inferenceExtension.pluginsConfigFile = "mine.yaml"), (d.inferenceExtension.pluginsCustomConfig = { "mine.yaml": mine })));
+    expect(loadModelFolders(root).find((m) => m.ref === "generative/qwen3-8b")?.lora?.adapters.map((a) => a.name)).toEqual(["qwen3-8b-tool-use"]);
   });
 
   test("unknown category", () => {

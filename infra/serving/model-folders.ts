@@ -10,6 +10,7 @@ import { CATEGORIES, type Category, DEFAULT_MODELS_DIR, MODELSERVICE_DEFAULTS, P
 import {
   type InferencePoolValues,
   InferencePoolValuesSchema,
+  type ModelLora,
   type ModelMetadata,
   ModelMetadataSchema,
   type ModelServerValues,
@@ -18,6 +19,7 @@ import {
 } from "./folder-schemas";
 import { type GpuDemand, gpuDemand } from "./gpus";
 import { flagValue, hasFlag, numericFlag } from "./server-args";
+import { LORA_RULE, loraChecks } from "./lora";
 import { isVllm, SERVER_RULES, serverChecks, tensorParallel } from "./server-checks";
 import { type WeightsSource, weightsSource } from "./weights";
 import { REPO_ROOT } from "../platform/charts";
@@ -39,6 +41,7 @@ export const RULES = {
   concurrency: "concurrency",
   uniqueId: "unique id",
   uniqueSlug: "unique slug",
+  lora: LORA_RULE,
   ...SERVER_RULES,
 } as const;
 
@@ -80,6 +83,8 @@ export interface ModelDefinition {
   readonly poolApiGroup: string;
   readonly routing?: Routing;
   readonly local: NonNullable<ModelMetadata["local"]>;
+  /** model.yaml `lora`: the LoRA adapters served on this model, each under its own id (lora.ts). */
+  readonly lora?: ModelLora;
   /** Args of the first decode container (the model server). */
   readonly serverArgs: readonly string[];
   /** The chart values exactly as in the folder (the values builders add the platform's part). */
@@ -184,6 +189,7 @@ function crossChecks(ms: ModelServerValues, pool: InferencePoolValues, meta: Mod
     problems.push(`[${RULES.concurrency}] ${METADATA_FILE} maxConcurrency ${meta.maxConcurrency} exceeds --max-num-seqs ${maxNumSeqs}`);
   }
   problems.push(...serverChecks(ms, meta, category));
+  problems.push(...loraChecks(meta.lora, ms, pool, isVllm(ms)));
   return problems;
 }
 
@@ -263,11 +269,30 @@ export function loadModelFolder(root: string, category: Category, model: string)
       poolApiGroup: (pool.inferencePool.apiVersion ?? "inference.networking.k8s.io/v1").split("/")[0] as string,
       routing: meta.routing,
       local: meta.local ?? {},
+      ...(meta.lora ? { lora: meta.lora } : {}),
       serverArgs: args,
       serverValues: ms,
       poolValues: pool,
     },
   };
+}
+
+/** An adapter's name is an id clients send too: never a model's id, never another adapter's, in any folder. */
+export function adapterNameProblems(models: readonly ModelDefinition[]): string[] {
+  const ids = new Map(models.map((m) => [m.id, m]));
+  const seen = new Map<string, { model: ModelDefinition; index: number }>();
+  const problems: string[] = [];
+  for (const m of models) {
+    m.lora?.adapters.forEach((a, i) => {
+      const field = `model.yaml lora.adapters[${i}].name "${a.name}"`;
+      const model = ids.get(a.name);
+      const other = seen.get(a.name);
+      if (model) problems.push(`${displayPath(m.dir)}: [${RULES.uniqueId}] ${field} is the model id of ${displayPath(model.dir)}`);
+      else if (other) problems.push(`${displayPath(m.dir)}: [${RULES.uniqueId}] ${field} is also lora.adapters[${other.index}] of ${displayPath(other.model.dir)}`);
+      else seen.set(a.name, { model: m, index: i });
+    });
+  }
+  return problems;
 }
 
 /**
@@ -299,6 +324,7 @@ export function loadModelFolders(root: string = DEFAULT_MODELS_DIR): ModelDefini
       else seen.set(m[key], m);
     }
   }
+  problems.push(...adapterNameProblems(models));
   if (problems.length > 0) throw new ModelFolderError(problems);
   // Generative models first: the first model is what examples and the quickstart use for chat.
   return models.sort((a, b) => CATEGORIES.indexOf(a.category) - CATEGORIES.indexOf(b.category) || a.ref.localeCompare(b.ref));

@@ -227,8 +227,29 @@ export const SIMULATOR_GAPS: Readonly<Record<string, string>> = {
  * (GAIE v1.3.0 backend/metrics/pod_metrics.go).
  */
 export const VLLM_CONDITIONAL_READS: Readonly<Record<string, string>> = {
-  "vllm:lora_requests_info": "the picker's LoRA view; no model folder serves LoRA adapters, so there is nothing to read",
+  "vllm:lora_requests_info": "the picker's LoRA view: a model with adapters gets --enable-lora (lora.ts); one without has no adapter to route by",
 };
+
+/**
+ * vLLM 0.14.1's LoRA serving: the ranks `--max-lora-rank` takes and the defaults of `--max-loras` and `--max-lora-rank`
+ * (vllm/config/lora.py LoRAConfig: `MaxLoRARanks`, `max_loras = 1`, `max_lora_rank = 16`; the same in the 0.11 and
+ * 0.22 sources on either side), and the switch that adds the runtime load and unload routes (vllm/envs.py: "1" or
+ * "true", any case).
+ */
+export const VLLM_LORA = {
+  ranks: [1, 8, 16, 32, 64, 128, 256, 320, 512],
+  defaults: { maxLoras: 1, maxLoraRank: 16 },
+  runtimeUpdating: { env: "VLLM_ALLOW_RUNTIME_LORA_UPDATING", value: "True" },
+  runtimePaths: ["/v1/load_lora_adapter", "/v1/unload_lora_adapter"],
+} as const;
+
+/**
+ * The picker's LoRA scorer (GAIE v1.3.0 plugins/scorer/lora_affinity.go, registered by cmd/epp/runner/runner.go, which
+ * llm-d-inference-scheduler v0.5.0 runs): it prefers a pod whose `running_lora_adapters` holds the requested model, then
+ * one with a free slot (`max_lora`), then one where it waits, from the metric `--lora-info-metric` names. The chart's
+ * `default-plugins.yaml` leaves it out.
+ */
+export const LORA_AFFINITY_SCORER = { type: "lora-affinity-scorer", metricFlag: "lora-info-metric" } as const satisfies { type: string; metricFlag: PickerMetricFlag };
 
 /** A picker flag's value is a metric spec, `name` or `name{label=value}`: the name it selects, if any. */
 export function metricSpecName(spec: string): string | undefined {

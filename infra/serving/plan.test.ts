@@ -1,5 +1,6 @@
 // What a model needs from the stack before anything is deployed: each problem names the model folder and the field.
 import { checkModelNeeds, planModels } from "./plan";
+import { LoraSchema } from "./folder-schemas";
 import { loadModelFolders } from "./model-folders";
 
 const folders = loadModelFolders();
@@ -13,6 +14,17 @@ describe("model needs", () => {
     ]);
     expect(checkModelNeeds(plan(["generative/qwen3-8b"]), { ...ok, hasHfToken: false })).toEqual([]);
     expect(checkModelNeeds(plan(["generative/llama-3.3-70b"]), ok)).toEqual([]);
+  });
+
+  test("an s3:// adapter without serving:weightsS3 fails, naming the folder and the adapter's source", () => {
+    const [qwen] = plan(["generative/qwen3-8b"]);
+    const lora = LoraSchema.parse({ adapters: [{ name: "a", source: "hf://o/a", rank: 8 }, { name: "b", source: "s3://models/adapters/b", rank: 8 }] });
+    const withS3 = [{ ...qwen!, def: { ...qwen!.def, lora } }];
+    expect(checkModelNeeds(withS3, { ...ok, hasS3: false })).toEqual([
+      "deployments/models/generative/qwen3-8b: model.yaml lora.adapters[1].source is s3:// but serving:weightsS3 is not set (the object store to download from)",
+    ]);
+    expect(checkModelNeeds(withS3, ok)).toEqual([]);
+    expect(checkModelNeeds([qwen!], { ...ok, hasS3: false })).toEqual([]);
   });
 
   test("several replicas on a ReadWriteOnce cache fail; one replica passes", () => {

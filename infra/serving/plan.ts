@@ -99,6 +99,10 @@ export function checkModelNeeds(models: readonly PlannedModel[], cfg: WeightsCon
     if (def.weightsSource.kind === "s3" && !cfg.hasS3) {
       problems.push(`${where}: modelArtifacts.uri is s3:// but ${CONFIG_NAMESPACE}:weightsS3 is not set (the object store to download from)`);
     }
+    const s3Adapter = def.vllm ? (def.lora?.adapters.findIndex((a) => a.source?.startsWith("s3://")) ?? -1) : -1;
+    if (s3Adapter >= 0 && !cfg.hasS3) {
+      problems.push(`${where}: model.yaml lora.adapters[${s3Adapter}].source is s3:// but ${CONFIG_NAMESPACE}:weightsS3 is not set (the object store to download from)`);
+    }
     if (def.weightsSource.kind !== "volume" && cfg.cacheAccessMode === "ReadWriteOnce" && replicas > 1) {
       problems.push(`${where}: ${replicas} replicas on a ReadWriteOnce weights cache (${CONFIG_NAMESPACE}:weightsCache.accessMode): only pods on one node could mount it; use ReadWriteMany or one replica`);
     }

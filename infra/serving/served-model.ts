@@ -29,6 +29,7 @@ import {
   poolReleaseName,
   serverValuesFor,
 } from "./values";
+import { adapterDownloads, adaptersGiB } from "./lora";
 import { buildCacheClaimSpec, buildDownloadJobSpec, cacheClaimName, cacheSizeGiB, downloadJobName } from "./weights";
 
 /** Where a model's weights come from and how they are kept (the stack's part; the folder's is in the model). */
@@ -167,7 +168,12 @@ export class ServedModel extends pulumi.ComponentResource {
             // Bound only when the download Job mounts it (WaitForFirstConsumer classes): the Job's wait covers it.
             annotations: { [SKIP_AWAIT_ANNOTATION]: "true" },
           },
-          spec: buildCacheClaimSpec({ slug: def.slug, sizeGiB: cacheSizeGiB(def.weightsInfo.sizeGiB, def.weightsInfo.cacheGiB), accessMode: w.cache.accessMode, storageClass: w.cache.storageClass }),
+          spec: buildCacheClaimSpec({
+            slug: def.slug,
+            sizeGiB: cacheSizeGiB(def.weightsInfo.sizeGiB, def.weightsInfo.cacheGiB, adaptersGiB(def.lora)),
+            accessMode: w.cache.accessMode,
+            storageClass: w.cache.storageClass,
+          }),
         },
         { parent: this, retainOnDelete: w.cache.retain, ignoreChanges: [...immutable] },
       );
@@ -176,7 +182,8 @@ export class ServedModel extends pulumi.ComponentResource {
         slug: def.slug,
         source: def.weightsSource,
         revision: def.weightsInfo.revision,
-        image: def.weightsSource.kind === "s3" ? (w.s3?.image as string) : (def.serverValues.decode.containers[0]?.image as string),
+        images: { hf: def.serverValues.decode.containers[0]?.image as string, s3: w.s3?.image },
+        adapters: adapterDownloads(def.lora),
         registryUrl: w.registryUrl,
         tokenSecret: w.tokenSecret,
         s3: w.s3,

@@ -72,8 +72,8 @@ describe("model-server values", () => {
     const c = v.decode.containers[0];
     expect(c.env).toEqual(expect.arrayContaining([{ name: "HF_HUB_OFFLINE", value: "1" }]));
     expect(c.args).toContain("--revision=b968826");
-    // Without a cache (a pvc:// folder) nothing about the Hub is added.
-    const plain = (buildModelServerValues(qwen, args()) as YamlDoc).decode.containers[0];
+    // Without a cache (a pvc:// folder) nothing about the Hub is added (nor, without adapters, for runtime loads).
+    const plain = (buildModelServerValues({ ...qwen, lora: undefined }, args()) as YamlDoc).decode.containers[0];
     expect(plain.env.map((e: { name: string }) => e.name)).toEqual(["VLLM_API_KEY"]);
     expect(plain.args).not.toContain("--revision=b968826");
   });

@@ -5,6 +5,7 @@ import { PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
 import { DECODE_ROLE_LABEL, ONPREM_GPU_SELECTOR, PART_OF, POOL_PREFIX } from "./constants";
 import type { ContainerValues, ModelServerValues, RoleValues } from "./folder-schemas";
 import { wholeGpuResource } from "./gpus";
+import { loraServerArgs, loraServerEnv, withLoraPicker } from "./lora";
 import { hasFlag } from "./server-args";
 import { sharedMemoryGiB } from "./server-checks";
 import type { PlannedModel } from "./plan";
@@ -155,6 +156,13 @@ function serveVllm(c: ContainerValues, role: RoleValues, port: number, args: Mod
   r.terminationGracePeriodSeconds = Math.max(r.terminationGracePeriodSeconds ?? 0, grace);
 }
 
+/** The model's adapters on its server: the flags after the folder's own, and the environment of runtime loading. */
+function addLora(c: ContainerValues, def: ModelDefinition): void {
+  const lora = def.lora as NonNullable<ModelDefinition["lora"]>;
+  c.args = [...(c.args ?? []), ...loraServerArgs(lora, def.id, def.vllm)];
+  for (const entry of loraServerEnv(lora, def.vllm)) setEnv(c, entry);
+}
+
 /** NCCL between tensor-parallel workers needs a /dev/shm far above the container runtime's 64 MiB default. */
 function addSharedMemory(role: RoleValues, c: ContainerValues, tp: number): void {
   const r = role as RoleValues & { volumes?: { name: string }[] };
@@ -221,6 +229,7 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
     if (extra) role.podAnnotations = { ...extra, ...((role.podAnnotations as Labels | undefined) ?? {}) };
     place(role, placement);
     const server = role.containers?.[0];
+    if (server && def.lora) addLora(server, def);
     if (!def.vllm || !server) continue;
     serveVllm(server, role, def.servingPort, args, args.cachedUri?.startsWith("pvc+hf://") === true);
     const tp = role.parallelism?.tensor ?? 1;
@@ -244,7 +253,8 @@ export interface InferencePoolValuesArgs {
  * selector such as `llm-d.ai/inference-serving: "true"` can never pick another model's pods) and the provider.
  */
 export function buildInferencePoolValues(def: ModelDefinition, args: InferencePoolValuesArgs): Record<string, unknown> {
-  const v = structuredClone(def.poolValues);
+  // A model with adapters: its picker also scores by the adapters each pod holds (lora.ts).
+  const v = structuredClone(def.lora ? withLoraPicker(def.poolValues) : def.poolValues);
   v.inferencePool.modelServers.matchLabels = { ...v.inferencePool.modelServers.matchLabels, [platformLabelKeys(args.labelDomain).modelSlug]: def.slug };
   if (args.eppMetricsAuth !== undefined) {
     // inferenceExtension.monitoring.prometheus.auth.enabled (chart v1.3.0 values), keeping the folder's siblings.

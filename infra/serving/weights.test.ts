@@ -7,6 +7,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { validateKubernetesObject } from "../platform/k8s-validate";
+import { adapterDownloads, adapterPath } from "./lora";
 import { containerSecurityContext, podSecurityContext } from "../platform/security";
 import {
   buildCacheClaimSpec,
@@ -15,6 +16,7 @@ import {
   cacheSizeGiB,
   DOWNLOAD_IDENTITY,
   downloadJobName,
+  HF_ADAPTER_DOWNLOAD_SCRIPT,
   HF_DOWNLOAD_SCRIPT,
   MODEL_CACHE_MOUNT,
   weightsSource,
@@ -22,12 +24,12 @@ import {
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const S3rver = require("s3rver") as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
 
-type Container = { command: string[]; env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[]; volumeMounts: { name: string; mountPath: string }[] };
+type Container = { name: string; image: string; command: string[]; env: { name: string; value?: string; valueFrom?: { secretKeyRef: { name: string; key: string } } }[]; volumeMounts: { name: string; mountPath: string }[] };
 type JobSpec = { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[]; volumes: Record<string, unknown>[]; nodeSelector?: unknown; tolerations?: unknown } } };
 
 const base = {
   slug: "qwen3-8b",
-  image: "ghcr.io/llm-d/llm-d-cuda:v0.5.0",
+  images: { hf: "ghcr.io/llm-d/llm-d-cuda:v0.5.0", s3: "amazon/aws-cli:2.27.9" },
   nodeSelector: { workload: "gpu" },
   tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
   podSecurityContext: podSecurityContext(DOWNLOAD_IDENTITY),
@@ -47,6 +49,8 @@ describe("weights sources and the cache volume", () => {
     expect(cacheSizeGiB(131.5)).toBe(160);
     expect(cacheSizeGiB(0.13)).toBe(3);
     expect(cacheSizeGiB(16, 40)).toBe(40);
+    // LoRA adapters count as weights: one of 0.4 GiB still fits, three of 1 GiB grow the volume.
+    expect([cacheSizeGiB(16, undefined, 0.4), cacheSizeGiB(16, undefined, 3), cacheSizeGiB(16, 40, 3)]).toEqual([22, 25, 40]);
     expect(buildCacheClaimSpec({ slug: "x", sizeGiB: 160, accessMode: "ReadWriteMany", storageClass: "nfs-client" })).toEqual({
       accessModes: ["ReadWriteMany"],
       resources: { requests: { storage: "160Gi" } },
@@ -82,64 +86,112 @@ describe("the download Job", () => {
     expect(() => validateKubernetesObject({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, spec })).not.toThrow();
   });
 
-  test("a new source, revision or image is a new Job name (a Job's template cannot change)", () => {
+  test("a new source, revision, image or adapter is a new Job name (a Job's template cannot change)", () => {
     const spec = (o: Record<string, unknown> = {}) => buildDownloadJobSpec({ ...base, source: { kind: "hf", repo: "Qwen/Qwen3-8B" }, ...o });
-    const names = [spec(), spec({ revision: "abc" }), spec({ image: "other:1" }), spec({ source: { kind: "hf", repo: "Qwen/Qwen3-14B" } })].map((s) => downloadJobName("qwen3-8b", s));
-    expect(new Set(names).size).toBe(4);
+    const adapters = [{ source: { kind: "hf", repo: "o/a" }, dir: "lora-adapters/a" }];
+    const names = [spec(), spec({ revision: "abc" }), spec({ images: { hf: "other:1" } }), spec({ source: { kind: "hf", repo: "Qwen/Qwen3-14B" } }), spec({ adapters })].map((s) => downloadJobName("qwen3-8b", s));
+    expect(new Set(names).size).toBe(5);
     expect(downloadJobName("qwen3-8b", spec())).toBe(names[0]);
     expect(names[0]).toMatch(/^weights-qwen3-8b-[0-9a-f]{8}$/);
   });
 
   const aws = fs.existsSync("/usr/bin/aws") ? "/usr/bin/aws" : undefined;
   const maybe = aws || process.env.CI ? test : test.skip;
+  type S3Run = (args: string[], env: Record<string, string>) => Promise<{ code: number | null; err: string }>;
+
+  /** s3rver on loopback with a `models` bucket, the AWS CLI as the Job runs it, and a folder laid out as the volume. */
+  async function withObjectStore(check: (s: { endpoint: string; creds: Record<string, string>; run: S3Run; dir: string; volume: string }) => Promise<void>): Promise<void> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "weights-s3-"));
+    const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: path.join(dir, "data"), configureBuckets: [{ name: "models" }] });
+    const { port } = await server.run();
+    const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_DEFAULT_REGION: "us-east-1", HOME: dir };
+    const run: S3Run = (args, env) =>
+      new Promise((resolve) => {
+        const p = spawn(args[0] === "aws" ? (aws ?? "aws") : (args[0] as string), args.slice(1), { env: { PATH: process.env.PATH ?? "", ...env } });
+        let err = "";
+        p.stderr.on("data", (d: Buffer) => (err += d.toString()));
+        p.on("close", (code) => resolve({ code, err }));
+      });
+    const volume = path.join(dir, "volume");
+    fs.mkdirSync(volume);
+    try {
+      await check({ endpoint: `http://127.0.0.1:${port}`, creds, run, dir, volume });
+    } finally {
+      await server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** A container of the Job run here: its command on the volume folder, its secrets from the test's credentials. */
+  function runContainer(c: Container, s: { creds: Record<string, string>; run: S3Run; dir: string; volume: string }) {
+    const command = c.command.map((a) => a.replace(MODEL_CACHE_MOUNT, s.volume));
+    const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? s.creds[e.valueFrom?.secretKeyRef.key as string]]));
+    return { env, result: s.run(command, { ...env, HOME: s.dir } as Record<string, string>) };
+  }
+
+  /** Publishes a folder of files to s3://models/<prefix>, as an operator would (docs/models.md "Publishing weights"). */
+  async function publish(s: { endpoint: string; creds: Record<string, string>; run: S3Run; dir: string }, prefix: string, files: Record<string, string | Buffer>) {
+    const src = fs.mkdtempSync(path.join(s.dir, "src-"));
+    for (const [name, data] of Object.entries(files)) fs.writeFileSync(path.join(src, name), data);
+    expect((await s.run(["aws", "s3", "sync", src, `s3://models/${prefix}`, "--endpoint-url", s.endpoint], s.creds)).code).toBe(0);
+  }
+
   maybe(
     "s3: the Job's own command syncs the prefix into the volume where the served uri points, and a re-run is a no-op",
-    async () => {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "weights-s3-"));
-      const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: path.join(dir, "data"), configureBuckets: [{ name: "models" }] });
-      const { port } = await server.run();
-      const endpoint = `http://127.0.0.1:${port}`;
-      const creds = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_DEFAULT_REGION: "us-east-1", HOME: dir };
-      const run = (args: string[], env: Record<string, string>) =>
-        new Promise<{ code: number | null; err: string }>((resolve) => {
-          const p = spawn(args[0] as string, args.slice(1), { env: { PATH: process.env.PATH ?? "", ...env } });
-          let err = "";
-          p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-          p.on("close", (code) => resolve({ code, err }));
-        });
-      try {
-        // Publish a model as an operator would (docs/models.md "Publishing weights").
-        const src = path.join(dir, "src");
-        fs.mkdirSync(src);
-        fs.writeFileSync(path.join(src, "config.json"), '{"max_position_embeddings": 131072}');
-        fs.writeFileSync(path.join(src, "model-00001-of-00002.safetensors"), Buffer.alloc(1024 * 1024, 1));
-        expect((await run([aws ?? "aws", "s3", "sync", src, "s3://models/meta/llama-3.3-70b", "--endpoint-url", endpoint], creds)).code).toBe(0);
-
+    () =>
+      withObjectStore(async (s) => {
+        await publish(s, "meta/llama-3.3-70b", { "config.json": '{"max_position_embeddings": 131072}', "model-00001-of-00002.safetensors": Buffer.alloc(1024 * 1024, 1) });
         const source = weightsSource("s3://models/meta/llama-3.3-70b");
         if (source.kind !== "s3") throw new Error("s3 expected");
-        const spec = buildDownloadJobSpec({ ...base, slug: "llama", source, image: "amazon/aws-cli:2.27.9", s3: { endpoint, region: "eu-west-1", credentialsSecret: "weights-s3" } }) as JobSpec;
+        const spec = buildDownloadJobSpec({ ...base, slug: "llama", source, s3: { endpoint: s.endpoint, region: "eu-west-1", credentialsSecret: "weights-s3" } }) as JobSpec;
         const c = spec.template.spec.containers[0] as Container;
-        // The volume: the Job's mount path, mapped to a local folder.
-        const volume = path.join(dir, "volume");
-        fs.mkdirSync(volume);
-        const command = c.command.map((a) => a.replace(MODEL_CACHE_MOUNT, volume));
-        const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? creds[e.valueFrom?.secretKeyRef.key as keyof typeof creds]]));
+        expect(c.image).toBe("amazon/aws-cli:2.27.9");
+        const { env, result } = runContainer(c, s);
         expect(Object.keys(env).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_DEFAULT_REGION", "AWS_SECRET_ACCESS_KEY", "HOME"]);
         // serving:weightsS3.region: what the CLI signs for.
         expect(env.AWS_DEFAULT_REGION).toBe("eu-west-1");
-        const first = await run(command, { ...env, HOME: dir } as Record<string, string>);
-        expect(first).toEqual({ code: 0, err: "" });
+        expect(await result).toEqual({ code: 0, err: "" });
         // pvc://weights-llama/llama-3.3-70b: the chart serves <mountPath>/llama-3.3-70b.
         const served = (cachedUri("llama", source) as string).replace(/^pvc:\/\/[^/]+\//, "");
-        expect(fs.readdirSync(path.join(volume, served)).sort()).toEqual(["config.json", "model-00001-of-00002.safetensors"]);
-        const mtime = fs.statSync(path.join(volume, served, "model-00001-of-00002.safetensors")).mtimeMs;
-        expect((await run(command, { ...env, HOME: dir } as Record<string, string>)).code).toBe(0);
-        expect(fs.statSync(path.join(volume, served, "model-00001-of-00002.safetensors")).mtimeMs).toBe(mtime);
-      } finally {
-        await server.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    },
+        expect(fs.readdirSync(path.join(s.volume, served)).sort()).toEqual(["config.json", "model-00001-of-00002.safetensors"]);
+        const mtime = fs.statSync(path.join(s.volume, served, "model-00001-of-00002.safetensors")).mtimeMs;
+        expect((await runContainer(c, s).result).code).toBe(0);
+        expect(fs.statSync(path.join(s.volume, served, "model-00001-of-00002.safetensors")).mtimeMs).toBe(mtime);
+      }),
+    120_000,
+  );
+
+  maybe(
+    "adapters: one container each beside the weights, in its source's image; an s3:// adapter lands at the path vLLM is given",
+    () =>
+      withObjectStore(async (s) => {
+        await publish(s, "adapters/sql", { "adapter_config.json": '{"r": 16, "peft_type": "LORA"}', "adapter_model.safetensors": Buffer.alloc(64 * 1024, 2) });
+        const lora = { maxLoras: 2, maxLoraRank: 16, adapters: [
+          { name: "team-a/sql", source: "s3://models/adapters/sql", rank: 16, preload: true },
+          { name: "chat-tuned", source: "hf://org/chat-lora", revision: "abc123", rank: 8, preload: false },
+        ] };
+        const adapters = adapterDownloads(lora);
+        const spec = buildDownloadJobSpec({ ...base, source: { kind: "hf", repo: "Qwen/Qwen3-8B" }, adapters, tokenSecret: "hf-token", s3: { endpoint: s.endpoint, region: "us-east-1", credentialsSecret: "weights-s3" } }) as JobSpec;
+        const [weights, sql, chat] = spec.template.spec.containers as [Container, Container, Container];
+        expect([weights.name, sql.name, chat.name]).toEqual(["download", "adapter-0", "adapter-1"]);
+        expect([weights.image, sql.image, chat.image]).toEqual([base.images.hf, base.images.s3, base.images.hf]);
+        // The hf:// adapter: the repository's files straight into its folder, with the stack's token.
+        expect(chat.command).toEqual(["python3", "-c", HF_ADAPTER_DOWNLOAD_SCRIPT]);
+        expect(Object.fromEntries(chat.env.map((e) => [e.name, e.value ?? e.valueFrom]))).toEqual({
+          HOME: "/tmp",
+          HF_TOKEN: { secretKeyRef: { name: "hf-token", key: "HF_TOKEN" } },
+          ADAPTER_REPO: "org/chat-lora",
+          ADAPTER_DIR: adapterPath("chat-tuned"),
+          ADAPTER_REVISION: "abc123",
+        });
+        expect(HF_ADAPTER_DOWNLOAD_SCRIPT).toMatch(/snapshot_download\(repo_id=os\.environ\['ADAPTER_REPO'\], revision=.*local_dir=os\.environ\['ADAPTER_DIR'\]/s);
+        expect(() => validateKubernetesObject({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j" }, spec })).not.toThrow();
+        // The s3:// adapter, run: its files where vLLM's --lora-modules path points (a name's "/" is one folder).
+        expect(await runContainer(sql, s).result).toEqual({ code: 0, err: "" });
+        const local = path.join(s.volume, path.relative(MODEL_CACHE_MOUNT, adapterPath("team-a/sql")));
+        expect(local.endsWith(path.join("lora-adapters", "team-a--sql"))).toBe(true);
+        expect(fs.readdirSync(local).sort()).toEqual(["adapter_config.json", "adapter_model.safetensors"]);
+      }),
     120_000,
   );
 

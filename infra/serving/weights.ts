@@ -34,9 +34,9 @@ export function cacheClaimName(slug: string): string {
   return `weights-${slug}`;
 }
 
-/** Default cache size: the weights plus 20 % (partial downloads, tokenizer and config files) plus 2 GiB. */
-export function cacheSizeGiB(weightsGiB: number, override?: number): number {
-  return override ?? Math.ceil(weightsGiB * 1.2) + 2;
+/** Default cache size: the weights and LoRA adapters plus 20 % (partial downloads, tokenizer and config files) plus 2 GiB. */
+export function cacheSizeGiB(weightsGiB: number, override?: number, adaptersGiB = 0): number {
+  return override ?? Math.ceil((weightsGiB + adaptersGiB) * 1.2) + 2;
 }
 
 /** Where the download leaves the weights inside the volume, and the `modelArtifacts.uri` that serves them from it. */
@@ -79,12 +79,34 @@ export const HF_DOWNLOAD_SCRIPT = [
   "print('weights ready at', path, flush=True)",
 ].join("\n");
 
+/**
+ * An adapter's download: the repository's files straight into its own folder (`local_dir`, no cache layout), since
+ * vLLM is given a fixed path. The same files are skipped as for the weights.
+ */
+export const HF_ADAPTER_DOWNLOAD_SCRIPT = [
+  "import os",
+  "from huggingface_hub import snapshot_download",
+  "path = snapshot_download(repo_id=os.environ['ADAPTER_REPO'], revision=os.environ.get('ADAPTER_REVISION') or None,",
+  "                         local_dir=os.environ['ADAPTER_DIR'], ignore_patterns=['original/*', '*.pth'])",
+  "print('adapter ready at', path, flush=True)",
+].join("\n");
+
+/** An adapter the Job fetches into `<mount>/<adapters folder>/<dir>` (lora.ts names both). */
+export interface AdapterDownloadArgs {
+  readonly source: Exclude<WeightsSource, { kind: "volume" }>;
+  readonly revision?: string;
+  /** Its folder, relative to the volume's root. */
+  readonly dir: string;
+}
+
 export interface DownloadJobArgs {
   readonly slug: string;
   readonly source: Exclude<WeightsSource, { kind: "volume" }>;
   readonly revision?: string;
-  /** hf: the model server's image (it has huggingface_hub); s3: an S3 client image. */
-  readonly image: string;
+  /** hf: the model server's image (it has huggingface_hub); s3: an S3 client image. Each download runs in the image of its source's kind. */
+  readonly images: { readonly hf: string; readonly s3?: string };
+  /** LoRA adapters to fetch beside the weights, each in a container of its own (they run side by side). */
+  readonly adapters?: readonly AdapterDownloadArgs[];
   /** HF-compatible registry (HF_ENDPOINT); default the Hub. */
   readonly registryUrl?: string;
   /** Secret with HF_TOKEN, for gated repositories. */
@@ -98,23 +120,61 @@ export interface DownloadJobArgs {
   readonly labels: Readonly<Record<string, string>>;
 }
 
+type Download = { command: string[]; env: Record<string, unknown>[] };
+
+/** The registry, token and HOME every hf:// download gets. */
+function hfEnv(args: DownloadJobArgs): Record<string, unknown>[] {
+  return [
+    { name: "HOME", value: "/tmp" },
+    ...(args.registryUrl ? [{ name: "HF_ENDPOINT", value: args.registryUrl }] : []),
+    ...(args.tokenSecret ? [{ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: args.tokenSecret, key: "HF_TOKEN" } } }] : []),
+  ];
+}
+
+/** `aws s3 sync` of a prefix into a folder of the volume, with the object store's endpoint, region and credentials. */
+function s3Sync(args: DownloadJobArgs, source: { bucket: string; prefix: string }, dir: string): Download {
+  const s3 = args.s3 as NonNullable<DownloadJobArgs["s3"]>;
+  const env: Record<string, unknown>[] = [{ name: "HOME", value: "/tmp" }, { name: "AWS_DEFAULT_REGION", value: s3.region }];
+  // The CLI signs for this region; AWS refuses another than the bucket's, S3-compatible stores mostly accept any.
+  for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
+  return { command: ["aws", "s3", "sync", `s3://${source.bucket}/${source.prefix}`, `${MOUNT}/${dir}`, "--endpoint-url", s3.endpoint, "--only-show-errors"], env };
+}
+
+function weightsDownload(args: DownloadJobArgs): Download {
+  if (args.source.kind === "s3") return s3Sync(args, args.source, s3Dir(args.source));
+  const [home, ...access] = hfEnv(args);
+  const weights = [{ name: "WEIGHTS_REPO", value: args.source.repo }, { name: "HF_HUB_CACHE", value: `${MOUNT}/${HF_CACHE_DIR}` }, ...(args.revision ? [{ name: "WEIGHTS_REVISION", value: args.revision }] : [])];
+  return { command: ["python3", "-c", HF_DOWNLOAD_SCRIPT], env: [home as Record<string, unknown>, ...weights, ...access] };
+}
+
+function adapterDownload(args: DownloadJobArgs, adapter: AdapterDownloadArgs): Download {
+  if (adapter.source.kind === "s3") return s3Sync(args, adapter.source, adapter.dir);
+  const env = [
+    ...hfEnv(args),
+    { name: "ADAPTER_REPO", value: adapter.source.repo },
+    { name: "ADAPTER_DIR", value: `${MOUNT}/${adapter.dir}` },
+    ...(adapter.revision ? [{ name: "ADAPTER_REVISION", value: adapter.revision }] : []),
+  ];
+  return { command: ["python3", "-c", HF_ADAPTER_DOWNLOAD_SCRIPT], env };
+}
+
 /** The Job spec that fills `weights-<slug>`; it retries a few times (registries and object stores blip). */
 export function buildDownloadJobSpec(args: DownloadJobArgs): Record<string, unknown> {
-  const env: Record<string, unknown>[] = [{ name: "HOME", value: "/tmp" }];
-  let command: string[];
-  if (args.source.kind === "hf") {
-    command = ["python3", "-c", HF_DOWNLOAD_SCRIPT];
-    env.push({ name: "WEIGHTS_REPO", value: args.source.repo }, { name: "HF_HUB_CACHE", value: `${MOUNT}/${HF_CACHE_DIR}` });
-    if (args.revision) env.push({ name: "WEIGHTS_REVISION", value: args.revision });
-    if (args.registryUrl) env.push({ name: "HF_ENDPOINT", value: args.registryUrl });
-    if (args.tokenSecret) env.push({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: args.tokenSecret, key: "HF_TOKEN" } } });
-  } else {
-    const s3 = args.s3 as NonNullable<DownloadJobArgs["s3"]>;
-    command = ["aws", "s3", "sync", `s3://${args.source.bucket}/${args.source.prefix}`, `${MOUNT}/${s3Dir(args.source)}`, "--endpoint-url", s3.endpoint, "--only-show-errors"];
-    // The CLI signs for this region; AWS refuses another than the bucket's, S3-compatible stores mostly accept any.
-    env.push({ name: "AWS_DEFAULT_REGION", value: s3.region });
-    for (const key of ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]) env.push({ name: key, valueFrom: { secretKeyRef: { name: s3.credentialsSecret, key } } });
-  }
+  const imageOf = (kind: "hf" | "s3") => (kind === "hf" ? args.images.hf : (args.images.s3 as string));
+  const container = (name: string, kind: "hf" | "s3", d: Download, resources: Record<string, unknown>) => ({
+    name,
+    image: imageOf(kind),
+    command: d.command,
+    env: d.env,
+    resources,
+    securityContext: args.containerSecurityContext,
+    volumeMounts: [
+      { name: "weights", mountPath: MOUNT },
+      { name: "tmp", mountPath: "/tmp" },
+    ],
+  });
+  // An adapter is a fraction of the weights: a smaller share of the node while the downloads run side by side.
+  const adapterResources = { requests: { cpu: "100m", memory: "256Mi" }, limits: { cpu: "1", memory: "2Gi" } };
   return {
     backoffLimit: 3,
     template: {
@@ -126,18 +186,8 @@ export function buildDownloadJobSpec(args: DownloadJobArgs): Record<string, unkn
         ...(Object.keys(args.nodeSelector).length > 0 ? { nodeSelector: { ...args.nodeSelector } } : {}),
         ...(args.tolerations.length > 0 ? { tolerations: [...args.tolerations] } : {}),
         containers: [
-          {
-            name: "download",
-            image: args.image,
-            command,
-            env,
-            resources: { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2", memory: "4Gi" } },
-            securityContext: args.containerSecurityContext,
-            volumeMounts: [
-              { name: "weights", mountPath: MOUNT },
-              { name: "tmp", mountPath: "/tmp" },
-            ],
-          },
+          container("download", args.source.kind, weightsDownload(args), { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "2", memory: "4Gi" } }),
+          ...(args.adapters ?? []).map((a, i) => container(`adapter-${i}`, a.source.kind, adapterDownload(args, a), adapterResources)),
         ],
         volumes: [
           { name: "weights", persistentVolumeClaim: { claimName: cacheClaimName(args.slug) } },

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { parse as parseYaml } from "yaml";
-import type { SimulatorConfigInput } from "./config";
+import type { LoraModule, SimulatorConfigInput } from "./config";
 
 /**
  * Command-line flags -> simulator config. Flag names follow llm-d-inference-sim / vLLM where they exist
  * (`--model`, `--served-model-name`, `--max-num-seqs`, ...); durations accept Go-style units ("20ms", "1s")
- * or plain milliseconds. Precedence: flags, then env (SIM_MODEL, POD_NAME, VLLM_API_KEY, PORT), then `--config` YAML/JSON.
+ * or plain milliseconds. Precedence: flags, then env (SIM_MODEL, POD_NAME, VLLM_API_KEY, PORT,
+ * VLLM_ALLOW_RUNTIME_LORA_UPDATING), then `--config` YAML/JSON.
  */
 
 const OPTIONS = {
@@ -44,6 +45,13 @@ const OPTIONS = {
   "pod-name": { type: "string" },
   "api-key": { type: "string" },
   "max-request-body-size-mb": { type: "string" },
+  "enable-lora": { type: "boolean" },
+  "max-loras": { type: "string" },
+  "max-cpu-loras": { type: "string" },
+  "max-lora-rank": { type: "string" },
+  "lora-load-time-ms": { type: "string" },
+  "lora-swap-in-time-ms": { type: "string" },
+  "lora-missing-path-pattern": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -71,6 +79,13 @@ export const CLI_USAGE = `Usage: npm run sim -- [flags]
   --pod-name NAME                  adds x-inference-pod response header (env POD_NAME)
   --api-key KEY                    /v1 requests need "Authorization: Bearer KEY", as vLLM (env VLLM_API_KEY)
   --max-request-body-size-mb N     JSON body limit (default 4)
+  --enable-lora                    serve LoRA adapters (load/unload routes: env VLLM_ALLOW_RUNTIME_LORA_UPDATING=1)
+  --lora-modules SPEC...           adapters at start: name=path or {"name","path","base_model_name"} JSON
+  --max-loras N --max-cpu-loras N  adapters running at once (default 1), kept loaded (default max-loras)
+  --max-lora-rank N                accepted, no effect (default 16)
+  --lora-load-time-ms D            loading an adapter stalls the engine (default 300ms)
+  --lora-swap-in-time-ms D         copying an adapter into a GPU slot (default 5ms)
+  --lora-missing-path-pattern RE   fault: loads of matching paths fail with 404
   --config FILE                    YAML or JSON file with the same fields as SimulatorConfigSchema
 D = duration: plain milliseconds or with a unit (us, ms, s), e.g. 20ms, 0.25ms, 1s.`;
 
@@ -96,12 +111,56 @@ export interface CliParse {
   config: SimulatorConfigInput;
 }
 
+/** The values after each `--lora-modules` (vLLM takes several after one flag), and the arguments without them. */
+function takeLoraModules(argv: readonly string[]): { rest: string[]; specs: string[] | undefined } {
+  const rest: string[] = [];
+  let specs: string[] | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg !== "--lora-modules" && !arg.startsWith("--lora-modules=")) {
+      rest.push(arg);
+      continue;
+    }
+    specs ??= [];
+    const before = specs.length;
+    if (arg.includes("=")) specs.push(arg.slice(arg.indexOf("=") + 1));
+    while (i + 1 < argv.length && !(argv[i + 1] as string).startsWith("--")) specs.push(argv[++i] as string);
+    if (specs.length === before) throw new Error("--lora-modules: expected name=path or a JSON object");
+  }
+  return { rest, specs };
+}
+
+/** vLLM's LoRAParserAction: `name=path` (one `=`, no comma), else a JSON object with `name`, `path`, `base_model_name`. */
+export function parseLoraModule(spec: string): LoraModule {
+  if (spec.includes("=") && !spec.includes(",")) {
+    const parts = spec.split("=");
+    if (parts.length !== 2) throw new Error(`--lora-modules: expected name=path, got "${spec}"`);
+    return { name: parts[0] as string, path: parts[1] as string };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(spec);
+  } catch {
+    throw new Error(`Invalid JSON format for --lora-modules: ${spec}`);
+  }
+  const fields = parsed as Record<string, unknown>;
+  const known = new Set(["name", "path", "base_model_name"]);
+  if (typeof parsed !== "object" || parsed === null || Object.keys(fields).some((k) => !known.has(k)) || typeof fields.name !== "string" || typeof fields.path !== "string") {
+    throw new Error(`Invalid fields for --lora-modules: ${spec}`);
+  }
+  const module: LoraModule = { name: fields.name, path: fields.path };
+  if (typeof fields.base_model_name === "string") module.baseModelName = fields.base_model_name;
+  return module;
+}
+
 export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliParse {
-  const { values } = parseArgs({ args: [...argv], options: OPTIONS, strict: true, allowPositionals: false });
+  const { rest, specs } = takeLoraModules(argv);
+  const { values } = parseArgs({ args: rest, options: OPTIONS, strict: true, allowPositionals: false });
   const fromFile = values.config ? (parseYaml(readFileSync(values.config, "utf8")) as SimulatorConfigInput) : {};
   const config: Record<string, unknown> = { ...fromFile };
   const latency: Record<string, unknown> = { ...(fromFile.latency ?? {}) };
   const prefixCache: Record<string, unknown> = { ...(fromFile.prefixCache ?? {}) };
+  const lora: Record<string, unknown> = { ...(fromFile.lora ?? {}) };
 
   const models = [...(values.model ?? []), ...(values["served-model-name"] ?? [])].flatMap((m) => m.split(",")).filter(Boolean);
   if (models.length > 0) config.models = models;
@@ -150,7 +209,20 @@ export function parseCliArgs(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const bodyMb = num("max-request-body-size-mb");
   set(config, "maxRequestBodyBytes", bodyMb === undefined ? undefined : Math.round(bodyMb * 1024 * 1024));
 
+  if (values["enable-lora"]) lora.enabled = true;
+  set(lora, "modules", specs?.map(parseLoraModule));
+  set(lora, "maxLoras", num("max-loras"));
+  set(lora, "maxCpuLoras", num("max-cpu-loras"));
+  set(lora, "maxLoraRank", num("max-lora-rank"));
+  set(lora, "loadTimeMs", dur("lora-load-time-ms"));
+  set(lora, "swapInTimeMs", dur("lora-swap-in-time-ms"));
+  set(lora, "missingPathPattern", values["lora-missing-path-pattern"]);
+  // vLLM reads the variable as on for "1" or "true", any case, and off for anything else.
+  const runtime = env.VLLM_ALLOW_RUNTIME_LORA_UPDATING;
+  if (runtime !== undefined) lora.runtimeUpdating = ["1", "true"].includes(runtime.trim().toLowerCase());
+
   if (Object.keys(latency).length > 0) config.latency = latency;
   if (Object.keys(prefixCache).length > 0) config.prefixCache = prefixCache;
+  if (Object.keys(lora).length > 0) config.lora = lora;
   return { help: values.help === true, config: config as SimulatorConfigInput };
 }

@@ -31,8 +31,10 @@ export class SimulatorMetrics {
   private readonly itl: Histogram<"model_name">;
   private readonly e2e: Histogram<"model_name">;
   private readonly queueTime: Histogram<"model_name">;
+  private readonly loraInfo: LoraRequestsInfo | undefined;
 
-  constructor(modelName: string, live: LiveLoad, cacheInfo: { blockSize: number; capacityBlocks: number; prefixCaching: boolean }) {
+  /** `maxLoras` when LoRA is enabled: only then does vLLM export `vllm:lora_requests_info`. */
+  constructor(modelName: string, live: LiveLoad, cacheInfo: { blockSize: number; capacityBlocks: number; prefixCaching: boolean }, maxLoras?: number) {
     this.labels = { model_name: modelName };
     const registers = [this.registry];
     const labels = this.labels;
@@ -106,6 +108,17 @@ export class SimulatorMetrics {
     for (const reason of ["stop", "length", "abort"] as const) this.requestSuccess.inc({ ...labels, finished_reason: reason }, 0);
     for (const counter of [this.promptTokens, this.generationTokens, this.prefixQueries, this.prefixHits]) counter.inc(labels, 0);
     for (const histogram of [this.ttft, this.itl, this.e2e, this.queueTime]) histogram.zero(labels);
+    if (maxLoras !== undefined) this.loraInfo = new LoraRequestsInfo(registers, maxLoras, () => live.running() + live.waiting() > 0);
+  }
+
+  /** A request produced its first token (`adapter`: the LoRA adapter it names). */
+  requestGenerating(adapter: string | undefined): void {
+    this.loraInfo?.change(adapter, 1);
+  }
+
+  /** A request that had produced a token finished or was aborted. */
+  requestEnded(adapter: string | undefined): void {
+    this.loraInfo?.change(adapter, -1);
   }
 
   promptProcessed(tokens: number): void {
@@ -136,5 +149,53 @@ export class SimulatorMetrics {
   requestFinished(reason: FinishedReason, e2eSeconds: number): void {
     this.requestSuccess.inc({ ...this.labels, finished_reason: reason }, 1);
     this.e2e.observe(this.labels, e2eSeconds);
+  }
+}
+
+/**
+ * `vllm:lora_requests_info` as vLLM 0.14 exports it (vllm/v1/metrics/loggers.py, stats.py `LoRARequestStates`): no
+ * `model_name` label; labels `max_lora`, `waiting_lora_adapters`, `running_lora_adapters`; value the Unix time of the
+ * engine step that last saw that combination (`set_to_current_time`), so every combination ever seen stays exported
+ * and a reader takes the newest. The adapter lists are comma-joined in the order adapters got a request going, and
+ * both hold every adapter with a request under way: vLLM's output processor learns a request's state only from its
+ * outputs, so a request is counted from its first token to its end, and each adapter it counts appears in both
+ * lists (the waiting count, 0, is kept as a key). A request still queued appears in neither.
+ */
+class LoraRequestsInfo {
+  private readonly gauge: Gauge<"max_lora" | "waiting_lora_adapters" | "running_lora_adapters">;
+  /** Requests per adapter name, in the order the adapters got one going. */
+  private readonly requests = new Map<string, number>();
+
+  constructor(
+    registers: Registry[],
+    private readonly maxLoras: number,
+    busy: () => boolean,
+  ) {
+    const record = (): void => this.record();
+    this.gauge = new Gauge({
+      name: "vllm:lora_requests_info",
+      help: "Running stats on lora requests.",
+      labelNames: ["max_lora", "waiting_lora_adapters", "running_lora_adapters"],
+      registers,
+      // A busy engine steps all the time: the current combination is as fresh as the scrape.
+      collect() {
+        if (busy()) record();
+      },
+    });
+  }
+
+  /** A request of this adapter (none: the base model) started (+1) or ended (-1): an engine step records it. */
+  change(adapter: string | undefined, delta: 1 | -1): void {
+    if (adapter !== undefined) {
+      const count = (this.requests.get(adapter) ?? 0) + delta;
+      if (count > 0) this.requests.set(adapter, count);
+      else this.requests.delete(adapter);
+    }
+    this.record();
+  }
+
+  private record(): void {
+    const adapters = [...this.requests.keys()].join(",");
+    this.gauge.set({ max_lora: String(this.maxLoras), waiting_lora_adapters: adapters, running_lora_adapters: adapters }, Date.now() / 1000);
   }
 }

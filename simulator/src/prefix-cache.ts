@@ -28,9 +28,10 @@ export class PrefixCache {
     return this.lru.size;
   }
 
-  blockHashes(tokens: readonly string[]): number[] {
+  /** `salt` (a LoRA adapter's name) starts the chain elsewhere, as vLLM's extra hash keys do. */
+  blockHashes(tokens: readonly string[], salt?: string): number[] {
     const hashes: number[] = [];
-    let parent = 0x12345678;
+    let parent = salt === undefined ? 0x12345678 : combineHashes(0x12345678, hashString(salt));
     const fullBlocks = Math.floor(tokens.length / this.blockSize);
     for (let b = 0; b < fullBlocks; b++) {
       let h = parent;

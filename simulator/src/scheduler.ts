@@ -3,6 +3,9 @@
  * vLLM's waiting queue has no bound (vllm/v1/core/sched/request_queue.py is a plain deque) and its API server has
  * no 429, so by default nothing is refused. A bound (`maxWaiting`, llm-d sim `--max-waiting-queue-length`) is a
  * fault to inject: a request that finds the queue full is rejected at once.
+ *
+ * With LoRA, at most `maxLoras` distinct adapters run at once (vllm/v1/core/sched/scheduler.py): a waiting request
+ * for one more adapter is skipped, keeping its place, and the requests behind it may start.
  */
 
 export class QueueFullError extends Error {
@@ -15,6 +18,8 @@ export class QueueFullError extends Error {
 /** A running sequence's slot; `tokens` is its KV-cache footprint while it runs. */
 export interface Slot {
   tokens: number;
+  /** The LoRA adapter's id (vLLM's `lora_int_id`), if the request names one. */
+  readonly adapterId: number | undefined;
   /**
    * Hashes of the prompt's full blocks when prefix caching is on: sequences sharing a prefix reference the
    * same physical blocks, so vLLM counts each shared block once.
@@ -24,18 +29,23 @@ export interface Slot {
 }
 
 interface Waiter {
+  adapterId: number | undefined;
   grant(slot: Slot): void;
 }
 
 export class Scheduler {
   private runningSlots = new Set<Slot>();
   private waiters: Waiter[] = [];
+  /** Running requests per adapter id. */
+  private readonly runningAdapters = new Map<number, number>();
 
   constructor(
     private readonly maxRunning: number,
     /** undefined: unbounded, as in vLLM. */
     private readonly maxWaiting: number | undefined,
     private readonly blockSize: number,
+    /** vLLM `--max-loras`: distinct adapters among running sequences. */
+    private readonly maxLoras = Infinity,
   ) {}
 
   get running(): number {
@@ -62,14 +72,17 @@ export class Scheduler {
    * Reserves a place, resolving once a slot is free; rejects on abort. With a bounded queue, throws QueueFullError
    * synchronously (so callers can still answer 429 before committing to a streaming response).
    */
-  admit(signal: AbortSignal): Promise<Slot> {
+  admit(signal: AbortSignal, adapterId?: number): Promise<Slot> {
     if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.runningSlots.size < this.maxRunning && this.waiters.length === 0) {
-      return Promise.resolve(this.createSlot());
+    // Waiters are granted whenever a slot frees, so those still waiting with a slot free are all held back by
+    // maxLoras: a request that fits starts at once, as vLLM schedules it past them.
+    if (this.runningSlots.size < this.maxRunning && this.fits(adapterId)) {
+      return Promise.resolve(this.createSlot(adapterId));
     }
     if (this.maxWaiting !== undefined && this.waiters.length >= this.maxWaiting) throw new QueueFullError(this.maxWaiting);
     return new Promise<Slot>((resolve, reject) => {
       const waiter: Waiter = {
+        adapterId,
         grant: (slot) => {
           signal.removeEventListener("abort", onAbort);
           resolve(slot);
@@ -85,26 +98,43 @@ export class Scheduler {
     });
   }
 
-  private createSlot(): Slot {
+  /** Whether a request for this adapter (none: the base model) keeps the running adapters within maxLoras. */
+  private fits(adapterId: number | undefined): boolean {
+    return adapterId === undefined || this.runningAdapters.has(adapterId) || this.runningAdapters.size < this.maxLoras;
+  }
+
+  private createSlot(adapterId: number | undefined): Slot {
     let released = false;
     const slot: Slot = {
       tokens: 0,
+      adapterId,
       release: () => {
         if (released) return;
         released = true;
         this.runningSlots.delete(slot);
+        if (adapterId !== undefined) {
+          const left = (this.runningAdapters.get(adapterId) ?? 1) - 1;
+          if (left > 0) this.runningAdapters.set(adapterId, left);
+          else this.runningAdapters.delete(adapterId);
+        }
         this.grantNext();
       },
     };
     this.runningSlots.add(slot);
+    if (adapterId !== undefined) this.runningAdapters.set(adapterId, (this.runningAdapters.get(adapterId) ?? 0) + 1);
     return slot;
   }
 
+  /** Grants waiters in queue order, skipping those whose adapter would exceed maxLoras (they keep their place). */
   private grantNext(): void {
-    while (this.runningSlots.size < this.maxRunning) {
-      const next = this.waiters.shift();
-      if (!next) return;
-      next.grant(this.createSlot());
+    for (let i = 0; i < this.waiters.length && this.runningSlots.size < this.maxRunning; ) {
+      const next = this.waiters[i] as Waiter;
+      if (!this.fits(next.adapterId)) {
+        i++;
+        continue;
+      }
+      this.waiters.splice(i, 1);
+      next.grant(this.createSlot(next.adapterId));
     }
   }
 }

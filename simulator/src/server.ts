@@ -3,7 +3,9 @@ import type { Socket } from "node:net";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { type SimulatorConfig, type SimulatorConfigInput, SimulatorConfigSchema } from "./config";
 import { InferenceEngine } from "./engine";
+import { EngineStalls } from "./engine-stalls";
 import { VllmError } from "./errors";
+import { LoraAdapters } from "./lora";
 import { SimulatorMetrics } from "./metrics";
 import { PrefixCache } from "./prefix-cache";
 import { ResponseStore } from "./response-store";
@@ -11,6 +13,7 @@ import { chatCompletionsHandler } from "./routes/chat";
 import type { SimulatorContext } from "./routes/context";
 import { completionsHandler } from "./routes/completions";
 import { embeddingsHandler } from "./routes/embeddings";
+import { loadLoraHandler, unloadLoraHandler } from "./routes/lora";
 import { modelsHandler } from "./routes/models";
 import { cancelResponseHandler, createResponseHandler, deleteResponseHandler, retrieveResponseHandler } from "./routes/responses";
 import { writeStreamError } from "./routes/sse";
@@ -40,7 +43,12 @@ export async function startSimulator(input: SimulatorConfigInput): Promise<Runni
   const primaryModel = config.models[0] as string;
   const { blockSize, capacityBlocks } = config.prefixCache;
 
-  const scheduler = new Scheduler(config.maxNumSeqs, config.maxWaitingQueueLength, blockSize);
+  const { lora } = config;
+  const scheduler = new Scheduler(config.maxNumSeqs, config.maxWaitingQueueLength, blockSize, lora.enabled ? lora.maxLoras : Infinity);
+  const stalls = new EngineStalls();
+  const counters = createCounters();
+  const adapters = new LoraAdapters(lora, config.models, stalls, counters);
+  adapters.registerStatic();
   const prefixCache = config.prefixCache.enabled ? new PrefixCache(blockSize, capacityBlocks) : null;
   const metrics = new SimulatorMetrics(
     primaryModel,
@@ -50,13 +58,14 @@ export async function startSimulator(input: SimulatorConfigInput): Promise<Runni
       kvCacheUsage: () => Math.min(1, scheduler.blocksInUse / capacityBlocks),
     },
     { blockSize, capacityBlocks, prefixCaching: config.prefixCache.enabled },
+    lora.enabled ? lora.maxLoras : undefined,
   );
-  const counters = createCounters();
   const ctx: SimulatorContext = {
     config,
-    engine: new InferenceEngine(config, scheduler, prefixCache, metrics, counters),
+    engine: new InferenceEngine(config, scheduler, prefixCache, metrics, counters, stalls, adapters),
     metrics,
     counters,
+    adapters,
     isReady: () => Date.now() - startedAt >= config.startupDelayMs,
   };
 
@@ -159,7 +168,12 @@ function createApp(ctx: SimulatorContext, isClosing: () => boolean): express.Exp
       else res.status(401).json({ error: "Unauthorized" });
     });
   }
-  app.get("/v1/models", modelsHandler(ctx.config));
+  app.get("/v1/models", modelsHandler(ctx));
+  // As vLLM: the adapter routes exist only with VLLM_ALLOW_RUNTIME_LORA_UPDATING; else they are unknown paths (404).
+  if (ctx.config.lora.runtimeUpdating) {
+    app.post("/v1/load_lora_adapter", json, loadLoraHandler(ctx));
+    app.post("/v1/unload_lora_adapter", json, unloadLoraHandler(ctx));
+  }
   app.post("/v1/chat/completions", json, chatCompletionsHandler(ctx));
   app.post("/v1/completions", json, completionsHandler(ctx));
   app.post("/v1/embeddings", json, embeddingsHandler(ctx));

@@ -16,6 +16,10 @@ export interface SimulatorStats {
   waiting: number;
   prefixCacheHitTokens: number;
   prefixCacheQueryTokens: number;
+  /** LoRA adapter weights read: successful loads, and loads again of adapters evicted beyond `maxCpuLoras`. */
+  loraLoadsTotal: number;
+  /** LoRA adapters copied into a GPU slot for a starting request. */
+  loraSwapInsTotal: number;
   /** Headers of the most recent inference request (e.g. to assert x-request-id forwarding). */
   lastRequestHeaders: IncomingHttpHeaders;
   /** Parsed JSON body of the most recent inference request (e.g. to assert unknown fields pass through). */
@@ -33,6 +37,8 @@ export function createCounters(): StatCounters {
     failedTotal: 0,
     prefixCacheHitTokens: 0,
     prefixCacheQueryTokens: 0,
+    loraLoadsTotal: 0,
+    loraSwapInsTotal: 0,
     lastRequestHeaders: {},
     lastRequestBody: undefined,
   };

@@ -9,7 +9,7 @@ import { parse as parseYaml } from "yaml";
 import { codeSpans, namedBlocks, readDoc, REPO_ROOT, section, tableWith } from "../../gateway/test/support/doc-blocks";
 import { generatedSimulatorPage, SIMULATOR_PAGE } from "../../scripts/docs-simulator";
 import { parseCliArgs } from "../src/cli-args";
-import { LatencySchema, PrefixCacheSchema, SimulatorConfigSchema } from "../src/config";
+import { LatencySchema, LoraSchema, PrefixCacheSchema, SimulatorConfigSchema } from "../src/config";
 import { chat, chunksOf, fastSim, type Json, openStream, postJson, readEvents, scrape } from "./helpers";
 
 const page = readDoc("simulator.md");
@@ -35,7 +35,7 @@ describe("docs/simulator.md: configuration", () => {
 
   test("the table has every field of the schema, with the default the schema fills in and a meaning", () => {
     const rows = tableWith(section(page, "Configuration"), "Field").map((r) => ({ field: unquote(r.Field as string), shown: r.Default, meaning: r.Meaning as string }));
-    const nested = { latency: LatencySchema, prefixCache: PrefixCacheSchema } as const;
+    const nested = { latency: LatencySchema, prefixCache: PrefixCacheSchema, lora: LoraSchema } as const;
     const fields = Object.keys(SimulatorConfigSchema.shape).flatMap((k) =>
       k in nested ? [k, ...Object.keys(nested[k as keyof typeof nested].shape).map((sub) => `${k}.${sub}`)] : [k],
     );
@@ -101,7 +101,7 @@ describe("docs/simulator.md: flags", () => {
   });
 
   test("each flag, in each of its spellings, sets the field the table names", () => {
-    const sample: Record<string, string> = { N: "3", D: "7ms", R: "0.5", P: "50", F: "2", NAME: "x", ADDR: "127.0.0.2", "generate|embed": "embed" };
+    const sample: Record<string, string> = { N: "3", D: "7ms", R: "0.5", P: "50", F: "2", NAME: "x", ADDR: "127.0.0.2", "generate|embed": "embed", SPEC: "a=/a", RE: "^/x" };
     const baseline = parseCliArgs([], {}).config;
     let checked = 0;
     for (const { spellings, sets } of flagRows) {
@@ -131,7 +131,7 @@ describe("docs/simulator.md: a running simulator", () => {
     // Express writes a path parameter `:id`; the page writes `{id}`, as OpenAI's and vLLM's references do.
     const registered = [...server.matchAll(/app\.(get|post)\("([^"]+)"/g)].map((m) => `${(m[1] as string).toUpperCase()} ${(m[2] as string).replace(/:(\w+)/g, "{$1}")}`);
     expect(listed.sort()).toEqual(registered.sort());
-    const [generate, embed] = await Promise.all([fastSim(), fastSim({ kind: "embed" })]);
+    const [generate, embed] = await Promise.all([fastSim({ lora: { enabled: true, runtimeUpdating: true, loadTimeMs: 0 } }), fastSim({ kind: "embed" })]);
     try {
       const stored = (await postJson(generate, "/v1/responses", { input: "hello", max_output_tokens: 2 })).body.id as string;
       // How each route is called, and the status the page promises for it.
@@ -143,6 +143,15 @@ describe("docs/simulator.md: a running simulator", () => {
         "GET /v1/responses/{id}": [() => fetch(`${generate.url}/v1/responses/${stored}`), 200],
         // Only background responses can be cancelled (the page says so), and those are not simulated.
         "POST /v1/responses/{id}/cancel": [() => postJson(generate, `/v1/responses/${stored}/cancel`, {}), 400],
+        // Success bodies are plain text; the unload loads its adapter first.
+        "POST /v1/load_lora_adapter": [() => fetch(`${generate.url}/v1/load_lora_adapter`, { method: "POST", body: JSON.stringify({ lora_name: "a", lora_path: "/a" }) }), 200],
+        "POST /v1/unload_lora_adapter": [
+          async () => {
+            await fetch(`${generate.url}/v1/load_lora_adapter`, { method: "POST", body: JSON.stringify({ lora_name: "b", lora_path: "/b" }) });
+            return fetch(`${generate.url}/v1/unload_lora_adapter`, { method: "POST", body: JSON.stringify({ lora_name: "b" }) });
+          },
+          200,
+        ],
       };
       for (const route of listed) {
         const [method, url] = route.split(" ") as [string, string];
@@ -173,7 +182,7 @@ describe("docs/simulator.md: a running simulator", () => {
   });
 
   test("the metrics table names every metric /metrics exposes, with its type", async () => {
-    const sim = await fastSim();
+    const sim = await fastSim({ lora: { enabled: true } });
     try {
       const exposed = [...(await scrape(sim)).matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
       const listed = tableWith(section(page, "Endpoints"), "Metric").map((r) => `${unquote(r.Metric as string)} ${r.Type}`);

@@ -223,6 +223,17 @@ export const errors = {
       retryAfterHeaders(retryAfterSeconds),
     ),
 
+  /** A LoRA adapter could not be loaded on the replica its request was routed to (the log line says why). */
+  adapterLoadFailed: (adapter: string, model: string, retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      `The adapter \`${adapter}\` could not be loaded on a replica of \`${model}\`. Retry after ${retryAfterSeconds}s.`,
+      "service_unavailable_error",
+      "adapter_load_failed",
+      null,
+      retryAfterHeaders(retryAfterSeconds),
+    ),
+
   notReady: (model: string, retryAfterSeconds: number) =>
     new ApiError(
       503,

@@ -80,6 +80,12 @@ export const RoutingSchema = z.strictObject({
    * upstream/balancer.ts); a prefix it has not seen goes to the least-loaded replicas.
    */
   affinityLoadTolerance: z.number().min(0).max(1).default(0.5),
+  /**
+   * Models with LoRA adapters: a request for an adapter prefers a replica holding it (loaded or loading) while that
+   * replica is at most ⌈affinityLoadTolerance × cap⌉ requests busier than the least loaded; `false` ignores where
+   * adapters are (the strategy alone picks, and the adapter is loaded wherever the request lands).
+   */
+  adapterAffinity: z.boolean().default(true),
   /** All replicas saturated: wait up to this long for a slot before answering 429. */
   queueTimeoutMs: z.number().int().nonnegative().default(2000),
   /** Requests allowed to wait for a slot at once; more get 429 straight away. */
@@ -109,6 +115,31 @@ export const WakeSchema = z
 
 export const ModelCategorySchema = z.enum(["generative", "embedder"]);
 
+/** How a LoRA adapter gets onto a replica: at its start, or at run time when first asked for. */
+export const AdapterLoadingSchema = z.enum(["preload", "on-demand"]);
+
+export const LoraAdapterSchema = z.strictObject({
+  id: ModelIdSchema.meta({ description: "The model id clients send for the adapter (the model server's LoRA name); unique in the catalog, never a model id or an alias." }),
+  path: z
+    .string()
+    .regex(/^\/\S*$/, "an absolute path inside the model server's pod")
+    .meta({ description: "Where the model server loads the adapter from inside its pod (vLLM's `lora_path`)." }),
+  loading: AdapterLoadingSchema.meta({
+    description: "`preload`: every replica loads it at start (vLLM `--lora-modules`); `on-demand`: it is loaded at run time (`/v1/load_lora_adapter`) when first asked for.",
+  }),
+});
+
+export const CatalogLoraSchema = z
+  .strictObject({
+    maxLoras: z
+      .number()
+      .int()
+      .min(1)
+      .meta({ description: "Adapters one batch of a replica holds (vLLM `--max-loras`); at least the preloaded ones." }),
+    adapters: z.array(LoraAdapterSchema).min(1, "a lora block names at least one adapter").meta({ description: "The adapters served on this model." }),
+  })
+  .meta({ description: "LoRA adapters served on this model's replicas, each under its own model id." });
+
 export const CatalogModelSchema = z.strictObject({
   /** The `model` clients send; set at deploy time, may differ from the weights' public name. */
   id: ModelIdSchema,
@@ -123,6 +154,7 @@ export const CatalogModelSchema = z.strictObject({
   upstream: UpstreamSchema,
   routing: RoutingSchema.prefault({}),
   wake: WakeSchema.optional(),
+  lora: CatalogLoraSchema.optional(),
 });
 
 /**
@@ -145,6 +177,7 @@ export const CatalogSchema = z
   .superRefine(
     (catalog, ctx) => {
       aliasProblems(catalog as Pick<Catalog, "models" | "aliases">, (path, message) => ctx.addIssue({ code: "custom", path, message }));
+      adapterProblems(catalog as Pick<Catalog, "models">, (path, message) => ctx.addIssue({ code: "custom", path, message }));
       const seen = new Set<string>();
       (catalog.models ?? []).forEach((m, i) => {
         // An endpoint picker parses chat and completions bodies only: embeddings must not go through one.
@@ -166,25 +199,68 @@ export const CatalogSchema = z
     { when: (payload) => Array.isArray((payload.value as { models?: unknown })?.models) },
   );
 
+type Issue = (path: (string | number)[], message: string) => void;
+
+/** Each adapter id with the model it is served on (inputs may be partly invalid: what is not an array is skipped). */
+function adapterOwners(models: unknown): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const m of Array.isArray(models) ? (models as Partial<CatalogModel>[]) : []) {
+    const adapters = m?.lora?.adapters;
+    if (!Array.isArray(adapters)) continue;
+    for (const a of adapters) if (typeof a?.id === "string" && !owners.has(a.id)) owners.set(a.id, String(m.id));
+  }
+  return owners;
+}
+
 /**
- * Aliases refer to models of the catalog, all of one category, and never shadow a model id or another alias: a
- * name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
+ * An adapter's id is a name clients send, like a model's: unique in the catalog and never a model id; and a replica
+ * holds at least its preloaded adapters in one batch.
  */
-function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: (path: (string | number)[], message: string) => void): void {
-  const categories = new Map((Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string").map((m) => [m.id, m.category]));
+function adapterProblems(catalog: Partial<Pick<Catalog, "models">>, issue: Issue): void {
+  const models = Array.isArray(catalog.models) ? catalog.models : [];
+  const ids = new Set(models.map((m) => m?.id).filter((id) => typeof id === "string"));
+  const seen = new Map<string, string>();
+  models.forEach((m, i) => {
+    const lora = m?.lora;
+    if (!lora || !Array.isArray(lora.adapters)) return;
+    lora.adapters.forEach((a, j) => {
+      if (typeof a?.id !== "string") return;
+      const path = ["models", i, "lora", "adapters", j, "id"];
+      if (ids.has(a.id)) issue(path, `"${a.id}" is a model id; an adapter needs a name of its own`);
+      else if (seen.has(a.id)) issue(path, `duplicate adapter id "${a.id}" (also an adapter of "${seen.get(a.id)}")`);
+      else seen.set(a.id, String(m.id));
+    });
+    const preloaded = lora.adapters.filter((a) => a?.loading === "preload").length;
+    if (typeof lora.maxLoras === "number" && preloaded > lora.maxLoras) {
+      issue(["models", i, "lora", "maxLoras"], `${lora.maxLoras} is below the ${preloaded} preloaded adapters: a batch must hold every one of them`);
+    }
+  });
+}
+
+/**
+ * Aliases refer to models or adapters of the catalog, all of one category, and never shadow a model id, an adapter or another
+ * alias: a name means one thing. (Inputs may be partly invalid here: the other fields' issues are reported beside these.)
+ */
+function aliasProblems(catalog: Partial<Pick<Catalog, "models" | "aliases">>, issue: Issue): void {
+  const models = (Array.isArray(catalog.models) ? catalog.models : []).filter((m) => typeof m?.id === "string");
+  const categories = new Map(models.map((m) => [m.id, m.category]));
+  const adapters = adapterOwners(catalog.models);
+  // An adapter is a target like a model, of its base model's category.
+  const targets = new Map([...categories, ...[...adapters].map(([adapter, base]) => [adapter, categories.get(base)] as const)]);
   const names = new Set<string>();
   (Array.isArray(catalog.aliases) ? catalog.aliases : []).forEach((alias, i) => {
     if (typeof alias?.id !== "string" || !Array.isArray(alias.models)) return;
     if (categories.has(alias.id)) issue(["aliases", i, "id"], `"${alias.id}" is a model id; an alias needs a name of its own`);
+    else if (adapters.has(alias.id)) issue(["aliases", i, "id"], `"${alias.id}" is a LoRA adapter of "${adapters.get(alias.id)}"; an alias needs a name of its own`);
     else if (names.has(alias.id)) issue(["aliases", i, "id"], `duplicate alias "${alias.id}"`);
     names.add(alias.id);
     const seen = new Set<string>();
     alias.models.forEach((target, j) => {
-      if (!categories.has(target)) issue(["aliases", i, "models", j], `"${target}" is not a model of the catalog${names.has(target) ? " (aliases cannot name aliases)" : ""}`);
+      if (!targets.has(target)) issue(["aliases", i, "models", j], `"${target}" is not a model or adapter of the catalog${names.has(target) ? " (aliases cannot name aliases)" : ""}`);
       else if (seen.has(target)) issue(["aliases", i, "models", j], `"${target}" is listed twice`);
       seen.add(target);
     });
-    const kinds = new Set(alias.models.map((t) => categories.get(t)).filter(Boolean));
+    const kinds = new Set(alias.models.map((t) => targets.get(t)).filter(Boolean));
     if (kinds.size > 1) issue(["aliases", i, "models"], `mixes ${[...kinds].join(" and ")} models; an alias stands for models that answer the same endpoints`);
   });
 }
@@ -197,3 +273,4 @@ export type ModelCategory = z.infer<typeof ModelCategorySchema>;
 export type Upstream = z.infer<typeof UpstreamSchema>;
 export type Routing = z.infer<typeof RoutingSchema>;
 export type Wake = z.infer<typeof WakeSchema>;
+export type CatalogLora = z.infer<typeof CatalogLoraSchema>;

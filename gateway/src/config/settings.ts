@@ -271,7 +271,7 @@ const SettingsObject = z.strictObject({
     .default(false)
     .meta(about("`true`: `/v1/models` also lists models [at zero](gateway-api.md#models-at-zero) that wake on demand.")),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
-  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready` or `response_replica_unavailable` the gateway makes, seconds.")),
+  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready`, `response_replica_unavailable` or `adapter_load_failed` the gateway makes, seconds.")),
   // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
   drainDelayMs: z.coerce
     .number()
@@ -406,4 +406,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env, overrides:
   const { settings, problems } = parseSettingsEnv(env, overrides);
   if (problems) throw new Error(`Invalid gateway settings:\n  ${problems.map((p) => `${p.variable}: ${p.message}`).join("\n  ")}`);
   return settings;
+}
+
+/** The `Authorization` the gateway sends the model servers (their API key), or undefined to send none. */
+export function upstreamAuthorization(settings: Pick<GatewaySettings, "upstreamApiKey">): string | undefined {
+  return settings.upstreamApiKey ? `Bearer ${settings.upstreamApiKey}` : undefined;
 }

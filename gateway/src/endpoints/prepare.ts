@@ -9,13 +9,16 @@ import { memberKey, replaceMembers } from "../http/body/json-members";
 import type { PickContext } from "../upstream/balancer";
 import type { ModelPool } from "../upstream/model-pool";
 import { prefixHashes } from "../upstream/prefix-index";
-import type { ModelRegistry } from "../upstream/registry";
+import { targetId, type ModelRegistry } from "../upstream/registry";
 import { ACTED_ON, type EndpointSpec, type UsageWanted } from "./spec";
 
 /** What the rest of the path needs of a validated request; the parsed body itself is not kept. */
 export interface PreparedRequest {
+  /** The catalog id that serves it (an adapter's for an adapter): logs, metrics and the answer's `model`. */
   model: string;
   pool: ModelPool;
+  /** The `model` the model server gets: the served model name, or the adapter's (vLLM's LoRA name). */
+  upstreamModel: string;
   stream: boolean;
   clientWantsUsage: UsageWanted;
   body: HeldBody;
@@ -68,33 +71,40 @@ export function prepareRequest(
   const continues = spec.continues?.(request);
   const home = continues && homeOf ? homeOf(continues) : undefined;
   const resolved = registry.resolve(model, home);
-  // Metrics label the catalog id from here on, even when the key may not use it (as the request was made).
-  if (resolved) ctx.modelId = resolved.pool.model.id;
-  if (!resolved || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
-  const { pool, alias } = resolved;
+  // Metrics label the catalog id (a LoRA adapter's own) from here on, even when the key may not use it (as the
+  // request was made).
+  const served = resolved && targetId(resolved);
+  if (served) ctx.modelId = served;
+  if (!resolved || !served || !callerMayUse(ctx, model)) throw errors.modelNotFound(model);
+  const { pool, alias, adapter } = resolved;
   if (pool.model.category !== spec.category) throw errors.wrongCategory(model, spec.what);
   if (alias) {
     // Logs, metrics and the answer name the model that served; the log line also the alias asked for.
     ctx.log.alias = alias.id;
-    ctx.log.model = pool.model.id;
+    ctx.log.model = served;
   }
+  // An adapter goes to its base model's replicas under its own name (vLLM's LoRA name).
+  const upstreamModel = adapter ?? pool.upstreamModel;
 
   // A member the gateway acts on that the client repeated is rewritten too: the gateway decided on JSON.parse's
   // value (the last), and a model server keeping the first would otherwise serve a model the key may not use.
   const repeated = repeatedMembers(admitted.members);
   const replace: Record<string, string> = {};
-  if (pool.upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(pool.upstreamModel);
+  if (upstreamModel !== model || repeated.has("model")) replace.model = JSON.stringify(upstreamModel);
   Object.assign(replace, spec.upstreamMembers(request, repeated), extra);
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
+  // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
+  const pick: PickContext = pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request), pool.model.routing.minPrefixBlocks) } : {};
+  if (adapter !== undefined) pick.adapter = adapter;
   return {
-    model: pool.model.id,
+    model: served,
     pool,
+    upstreamModel,
     stream,
     clientWantsUsage: spec.clientWantsUsage(request),
     body: new HeldBody(bytes, admitted.lease),
-    // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
-    pick: pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request), pool.model.routing.minPrefixBlocks) } : {},
+    pick,
     continues,
   };
 }

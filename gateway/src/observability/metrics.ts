@@ -22,6 +22,8 @@ export interface ModelMetrics extends TokenTimingSink {
 export interface ServingState {
   all(): readonly { readonly model: { readonly id: string; readonly wake?: object }; readonly isReady: boolean; readonly heldLength: number }[];
   replicas(): readonly ReplicaState[];
+  /** The LoRA adapters, each on its base model. */
+  adapters(): readonly { readonly adapter?: string; readonly pool: { readonly model: { readonly id: string }; readonly isReady: boolean } }[];
 }
 
 export interface ReplicaState {
@@ -48,6 +50,9 @@ export type HeldOutcome = (typeof HELD_OUTCOMES)[number];
 
 /** Time to wake, 1 s to 20 min: a cached model on a warm node at the low end, a cold node and a download at the top. */
 const WAKE_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 900, 1200];
+
+/** Adapter loads, 50 ms to 2 min: local disk at the low end, network storage at the top. */
+const ADAPTER_LOAD_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** Latency buckets from 5 ms to 2 min: gateway overhead at the low end, long generations at the top. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
@@ -193,6 +198,28 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly adapterLoads = new Counter({
+    name: "gateway_lora_adapter_loads_total",
+    help: "LoRA adapter loads the gateway made on a replica (POST /v1/load_lora_adapter), by outcome: success or failure (the requests waiting for it got 503 adapter_load_failed).",
+    labelNames: ["model", "adapter", "outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly adapterLoadSeconds = new Histogram({
+    name: "gateway_lora_adapter_load_seconds",
+    help: "Time a LoRA adapter load took, eviction included, whatever its outcome: what the first request for an adapter a replica lacks waits.",
+    labelNames: ["model"] as const,
+    buckets: ADAPTER_LOAD_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly adapterEvictions = new Counter({
+    name: "gateway_lora_adapter_evictions_total",
+    help: "LoRA adapters the gateway unloaded from a replica (POST /v1/unload_lora_adapter) to make room for another: the least recently used idle one loaded on demand.",
+    labelNames: ["model", "adapter"] as const,
+    registers: [this.registry],
+  });
+
   /** The event loop's delay (p99 and longest over the last window): stalls every request in the process waits out. */
   readonly eventLoop = new EventLoopDelay(this.registry);
 
@@ -224,6 +251,21 @@ export class GatewayMetrics {
         this.wakeSeconds.observe({ model }, seconds);
         this.wakes.inc({ model });
       },
+    };
+  }
+
+  /** Where a model's adapter loads and evictions are counted. */
+  forAdapters(model: string): { loaded(adapter: string, seconds: number): void; loadFailed(adapter: string, seconds: number): void; evicted(adapter: string): void } {
+    return {
+      loaded: (adapter, seconds) => {
+        this.adapterLoads.inc({ model, adapter, outcome: "success" });
+        this.adapterLoadSeconds.observe({ model }, seconds);
+      },
+      loadFailed: (adapter, seconds) => {
+        this.adapterLoads.inc({ model, adapter, outcome: "failure" });
+        this.adapterLoadSeconds.observe({ model }, seconds);
+      },
+      evicted: (adapter) => this.adapterEvictions.inc({ model, adapter }),
     };
   }
 
@@ -284,6 +326,16 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const p of models.all()) this.set({ model: p.model.id }, p.isReady ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_adapters_ready",
+      help: "1 when the LoRA adapter's base model (`parent`) has a ready replica (the adapter is listed by /v1/models), else 0: the adapters among the `model` labels of the other metrics.",
+      labelNames: ["model", "parent"] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const t of models.adapters()) if (t.adapter !== undefined) this.set({ model: t.adapter, parent: t.pool.model.id }, t.pool.isReady ? 1 : 0);
       },
     });
     const waking = models.all().filter((p) => p.model.wake);

@@ -18,10 +18,13 @@ export function seedUsageSeries(metrics: GatewayMetrics, keys: readonly { name: 
     // A key given an alias moves the series of the models the alias stands for.
     const allowed = key.models ? new Set(key.models.flatMap((m) => catalog.aliases?.find((a) => a.id === m)?.models ?? [m])) : undefined;
     for (const model of catalog.models) {
-      if (allowed && !allowed.has(model.id)) continue;
-      // Looking a series up creates it at zero.
-      for (const type of ["prompt", "completion"]) metrics.tokens.series(model.id, key.name, type);
-      for (const endpoint of ENDPOINTS_BY_CATEGORY[model.category]) metrics.requests.series(model.id, endpoint, "200", key.name);
+      // A LoRA adapter is a model of its own in the usage series, answering its base model's endpoints.
+      for (const id of [model.id, ...(model.lora?.adapters.map((a) => a.id) ?? [])]) {
+        if (allowed && !allowed.has(id)) continue;
+        // Looking a series up creates it at zero.
+        for (const type of ["prompt", "completion"]) metrics.tokens.series(id, key.name, type);
+        for (const endpoint of ENDPOINTS_BY_CATEGORY[model.category]) metrics.requests.series(id, endpoint, "200", key.name);
+      }
     }
   }
 }

@@ -71,7 +71,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
       }
     : undefined;
   const prepared = prepareRequest(spec, takeAdmittedBody(ctx), ctx, registry, placeholder ? { request_id: JSON.stringify(placeholder) } : {}, homeOf);
-  const { model, pool, stream, clientWantsUsage, body, pick } = prepared;
+  const { model, pool, upstreamModel, stream, clientWantsUsage, body, pick } = prepared;
   const sticky = ids && placeholder ? stickiness(ids, placeholder, prepared, ctx, deps) : {};
   const perModel = metrics.forModel(model);
   const traceHeaders = deps.tracing?.begin(req, ctx, spec.path, ctx.log.alias ?? model, model);
@@ -99,7 +99,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
     try {
       relayed = await relayAnswer(
         sent.upstream,
-        { res, spec, modelId: model, upstreamModel: pool.upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings },
+        { res, spec, modelId: model, upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings },
         options,
       );
     } finally {

@@ -1,18 +1,21 @@
 import { Router, type Request } from "express";
 import { errors } from "../api/errors";
-import type { ModelRegistry } from "../upstream/registry";
+import { targetId, type ModelRegistry, type Target } from "../upstream/registry";
 import type { ModelPool } from "../upstream/model-pool";
 import { callerMayUse } from "../auth/middleware";
 import { contextOf } from "../context/request-context";
 
-function modelObject(id: string, pool: ModelPool, fallbackCreated: number) {
-  return { id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };
+/** A model card; an adapter's names its base model as `parent`, as vLLM lists adapters. */
+function modelObject(id: string, target: Target, fallbackCreated: number) {
+  const { pool, adapter } = target;
+  const card = { id, object: "model", created: pool.model.created ?? fallbackCreated, owned_by: pool.model.ownedBy };
+  return adapter === undefined ? card : { ...card, parent: pool.model.id };
 }
 
 /**
  * GET /v1/models lists only what can serve now (a ready replica; with `listWakeModels`, also a model that wakes on
- * demand) and what the caller's key may use: models, then the listed aliases (an alias is described by the model it
- * would reach now).
+ * demand) and what the caller's key may use: models, their LoRA adapters, then the listed aliases (an alias is
+ * described by the target it would reach now).
  */
 export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number, listWakeModels = false): Router {
   const router = Router();
@@ -21,17 +24,15 @@ export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: 
     registry
       .aliases()
       .filter(({ alias }) => alias.listed && callerMayUse(contextOf(req.res!), alias.id))
-      .flatMap(({ alias, pools }) => {
-        const serving = pools.find((p) => p.isReady) ?? pools.find(serves);
+      .flatMap(({ alias, targets }) => {
+        const serving = targets.find((t) => t.pool.isReady) ?? targets.find((t) => serves(t.pool));
         return serving ? [modelObject(alias.id, serving, registry.loadedAt)] : [];
       });
 
   router.get("/v1/models", (req, res) => {
-    const models = registry
-      .all()
-      .filter((p) => serves(p) && callerMayUse(contextOf(req.res!), p.model.id))
-      .map((p) => modelObject(p.model.id, p, registry.loadedAt));
-    res.json({ object: "list", data: [...models, ...listedAliases(req)] });
+    const mayList = (t: Target) => serves(t.pool) && callerMayUse(contextOf(req.res!), targetId(t));
+    const targets = [...registry.all().map((pool) => ({ pool })), ...registry.adapters()].filter(mayList);
+    res.json({ object: "list", data: [...targets.map((t) => modelObject(targetId(t), t, registry.loadedAt)), ...listedAliases(req)] });
   });
 
   // Model ids may contain "/" (e.g. "Qwen/Qwen3-8B"), so the id is the rest of the path.
@@ -41,7 +42,7 @@ export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: 
     const resolved = registry.resolve(id);
     if (!resolved || !callerMayUse(contextOf(req.res!), id)) throw errors.modelNotFound(id);
     if (!serves(resolved.pool)) throw errors.notReady(id, retryAfterNotReadySeconds);
-    res.json(modelObject(id, resolved.pool, registry.loadedAt));
+    res.json(modelObject(id, resolved, registry.loadedAt));
   });
   return router;
 }

@@ -3,7 +3,7 @@ import type { Replica } from "./replica";
 import { withinLoadBound } from "./routing/filters";
 import { WeightedPicker } from "./routing/picker";
 import { PrefixPlacement } from "./routing/placement";
-import { KvCacheScorer, QueueScorer, type PickContext } from "./routing/scorers";
+import { AdapterScorer, KvCacheScorer, QueueScorer, type PickContext } from "./routing/scorers";
 
 export type { PickContext };
 
@@ -91,6 +91,21 @@ export class PrefixAffinity implements Strategy {
   private anchor(ctx: PickContext): number | undefined {
     const n = this.routing.minPrefixBlocks;
     return ctx.prefix && ctx.prefix.length >= n ? ctx.prefix[n - 1] : undefined;
+  }
+}
+
+/**
+ * Requests for a LoRA adapter: where it is (routing/scorers.ts AdapterScorer) against queue depth over a span of 2T+1
+ * requests, T = ⌈affinityLoadTolerance × cap⌉: a holder wins while it has about T requests more than the least-loaded
+ * replica at most; past that another replica loads a second copy, in a free slot or in place of the coldest adapter.
+ */
+export class AdapterAffinity extends WeightedPicker implements Strategy {
+  constructor(routing: Pick<Routing, "affinityLoadTolerance">) {
+    super([
+      { scorer: new AdapterScorer(), weight: 1 },
+      { scorer: new QueueScorer((r) => 2 * Math.ceil(routing.affinityLoadTolerance * r.maxConcurrency) + 1), weight: 1 },
+      { scorer: new KvCacheScorer(), weight: KV_TIE_BREAK },
+    ]);
   }
 }
 

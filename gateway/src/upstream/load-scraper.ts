@@ -34,6 +34,8 @@ export class LoadScraper {
     private readonly dispatcher: Dispatcher,
     private readonly intervalMs: number,
     private readonly timeoutMs: number,
+    /** Also reads what LoRA adapters a replica holds (a model with a `lora` block). */
+    private readonly syncAdapters?: (replica: Replica) => Promise<void>,
   ) {}
 
   start(): void {
@@ -51,7 +53,9 @@ export class LoadScraper {
     if (this.running) return;
     this.running = true;
     try {
-      await Promise.all(this.replicas().filter((r) => r.ready && r.activeChecks).map((r) => this.scrape(r)));
+      const replicas = this.replicas().filter((r) => r.ready && r.activeChecks);
+      const syncAdapters = this.syncAdapters;
+      await Promise.all([...replicas.map((r) => this.scrape(r)), ...(syncAdapters ? replicas.filter((r) => r.adapters).map((r) => syncAdapters(r)) : [])]);
     } finally {
       this.running = false;
     }

@@ -1,5 +1,6 @@
 import type { CatalogModel } from "../config/catalog";
-import { createStrategy, type PickContext, type Strategy } from "./balancer";
+import { AdapterAffinity, createStrategy, type PickContext, type Strategy } from "./balancer";
+import { PoolAdapters } from "./lora/pool-adapters";
 import { Replica } from "./replica";
 import * as filters from "./routing/filters";
 import { WakeQueue, type HoldHooks } from "./wake-queue";
@@ -29,9 +30,17 @@ export class ModelPool {
   private recheck: NodeJS.Timeout | undefined;
   /** Requests held while the model has no ready replica; only for a model that wakes on demand. */
   readonly wakeQueue: WakeQueue | undefined;
+  /** Its LoRA adapters across replicas (a `lora` block, endpoints and dns modes; a pool's picker places them itself). */
+  readonly adapters: PoolAdapters | undefined;
+  /** How requests for an adapter pick, with `routing.adapterAffinity`. */
+  private readonly adapterStrategy: Strategy | undefined;
 
   constructor(readonly model: CatalogModel) {
     this.strategy = createStrategy(model.routing);
+    if (model.lora && model.upstream.mode !== "pool") {
+      this.adapters = new PoolAdapters(model.id, model.lora);
+      if (model.routing.adapterAffinity) this.adapterStrategy = new AdapterAffinity(model.routing);
+    }
     this.wakeQueue = model.wake ? new WakeQueue(model.wake, () => this.isReady) : undefined;
     const up = model.upstream;
     if (up.mode === "endpoints") {
@@ -128,8 +137,16 @@ export class ModelPool {
     return { ok: false, reason: end === "saturated" || end === "abandoned" ? "saturated" : "not_ready" };
   }
 
-  release(replica: Replica): void {
+  /** Gives back the slot a request took (`adapter`: the adapter it claimed there). */
+  release(replica: Replica, adapter?: string): void {
     replica.inFlight = Math.max(0, replica.inFlight - 1);
+    if (adapter !== undefined) this.adapters?.release(replica, adapter);
+    this.drain();
+  }
+
+  /** A replica turned ready or not: one that went away may come back restarted, holding only its preloaded adapters. */
+  replicaChanged(replica: Replica): void {
+    if (!replica.ready && this.adapters) replica.adapters = this.adapters.forReplica();
     this.drain();
   }
 
@@ -174,16 +191,22 @@ export class ModelPool {
     // Filter → score → pick: the filters here, the scoring and the pick in the strategy (balancer.ts).
     const ready = filters.ready(this.list, exclude);
     if (ready.length === 0) return { ok: false, reason: "not_ready" };
-    const candidates = filters.unsaturated(ready);
+    let candidates = filters.unsaturated(ready);
+    const adapter = this.adapters && ctx.adapter;
+    // A replica with no room for the adapter (every slot holds one in use) is as good as saturated for this request.
+    if (adapter) candidates = filters.adapterRoom(candidates, adapter);
     if (candidates.length === 0) return { ok: false, reason: "saturated" };
-    const replica = this.strategy.pick(candidates, ctx, ready);
-    this.strategy.chosen?.(replica, ctx);
+    const strategy = (adapter && this.adapterStrategy) || this.strategy;
+    const replica = strategy.pick(candidates, ctx, ready);
+    strategy.chosen?.(replica, ctx);
+    if (adapter) this.adapters!.claim(replica, adapter);
     replica.inFlight += 1;
     return { ok: true, replica };
   }
 
   private newReplica(url: string, maxConcurrency?: number): Replica {
     const r = new Replica(this.model.id, trimSlash(url), maxConcurrency ?? this.model.maxConcurrency);
+    r.adapters = this.adapters?.forReplica();
     r.maxWaiting = this.model.routing.maxWaitingRequests;
     r.maxKvCacheUsage = this.model.routing.maxKvCacheUsage;
     return r;

@@ -1,4 +1,5 @@
 /** One model-server replica as the gateway sees it: where it is, how busy it is, whether it is ready. */
+import type { ReplicaAdapters } from "./lora/replica-adapters";
 
 export type ReplicaState = "starting" | "ready" | "unhealthy";
 
@@ -21,6 +22,8 @@ export class Replica {
   /** Requests at the model server that are not ours (other gateway replicas), as of the last scrape. */
   externalLoad = 0;
   loadScrapedAt = 0;
+  /** The LoRA adapters it holds, for a model with a `lora` block (endpoints and dns modes); set by the pool. */
+  adapters: ReplicaAdapters | undefined;
 
   constructor(
     readonly modelId: string,

@@ -103,11 +103,12 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   // The request's span (traceparent), so the model server's spans join its trace.
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
+  const adapter = call.pick.adapter;
   for (let attempt = 1; ; attempt++) {
     // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
     const picked = await pool.acquire(call.pick, tried, call.signal, attempt === 1 && !call.pinned ? call.hold : undefined);
     if (call.signal.aborted) {
-      if (picked.ok) pool.release(picked.replica);
+      if (picked.ok) pool.release(picked.replica, adapter);
       return { answered: false, attempts: attempt };
     }
     if (!picked.ok) {
@@ -120,6 +121,16 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
     }
     const replica = picked.replica;
     tried.add(replica);
+    if (adapter !== undefined && pool.adapters) {
+      // The adapter may be loading on that replica (for this request or an earlier one): the request waits for it.
+      try {
+        await untilAborted(pool.adapters.ready(replica, adapter), call.signal);
+      } catch {
+        pool.release(replica, adapter);
+        if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
+        throw errors.adapterLoadFailed(adapter, pool.model.id, opts.retryAfterNotReadySeconds);
+      }
+    }
     call.beforeAttempt?.(replica);
     try {
       const upstream = await request(replica.url + call.path, {
@@ -133,9 +144,9 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       });
       // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
       call.body.release();
-      return { answered: true, upstream, replica, attempts: attempt, done: () => pool.release(replica) };
+      return { answered: true, upstream, replica, attempts: attempt, done: () => pool.release(replica, adapter) };
     } catch (err) {
-      pool.release(replica);
+      pool.release(replica, adapter);
       if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
@@ -152,4 +163,17 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }
   }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the promise itself goes on). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error("aborted"));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => (signal.removeEventListener("abort", onAbort), resolve(value)),
+      (err: unknown) => (signal.removeEventListener("abort", onAbort), reject(err as Error)),
+    );
+  });
 }

@@ -43,7 +43,7 @@ const HANDLED = [
   "sim-help",
 ];
 
-const LOCAL_MODELS = ["bge-small-en-v1.5", "llama-3.3-70b-instruct", "qwen3-8b", "sim-chat"];
+const LOCAL_MODELS = ["bge-small-en-v1.5", "llama-3.3-70b-instruct", "qwen3-8b", "qwen3-8b-tool-use", "sim-chat", "sim-chat-adapter"];
 
 function block(name: string): string {
   const b = BLOCKS.get(name);

@@ -43,6 +43,30 @@ describe("npm start (embedded default)", () => {
     expect(await stop(p.child)).toBe(0);
   });
 
+  it("serves sim-chat's example adapter by name, listed with its parent, streaming and not", async () => {
+    const key = "sk-quickstart-test-key-0123456789";
+    const p = startLocal({ PORT: "0", GATEWAY_API_KEY: key });
+    try {
+      const client = new OpenAI({ baseURL: await p.ready, apiKey: key, maxRetries: 0 });
+      const card = (await client.models.list()).data.find((m) => m.id === "sim-chat-adapter");
+      expect(card).toMatchObject({ id: "sim-chat-adapter", parent: "sim-chat" });
+      // sim-chat wakes from zero on this first request (~5 s), then loads the adapter on the replica it lands on.
+      const answer = await client.chat.completions.create({ model: "sim-chat-adapter", messages: [{ role: "user", content: "hello" }], max_tokens: 4 });
+      expect(answer.model).toBe("sim-chat-adapter");
+      expect(answer.choices[0]?.message.content).toBeTruthy();
+      const stream = await client.chat.completions.create({ model: "sim-chat-adapter", messages: [{ role: "user", content: "hello" }], max_tokens: 4, stream: true });
+      let text = "";
+      for await (const chunk of stream) {
+        expect(chunk.model).toBe("sim-chat-adapter");
+        text += chunk.choices[0]?.delta.content ?? "";
+      }
+      expect(text).toBeTruthy();
+    } finally {
+      expect(await stop(p.child)).toBe(0);
+    }
+    // A start under tsx, then sim-chat's 5 s wake from zero, on a loaded machine.
+  }, 90_000);
+
   it("generates a key when none is given and prints it exactly once", async () => {
     const env: Record<string, string> = { PORT: "0" };
     const p = startLocal({ ...env, GATEWAY_API_KEY: "" });

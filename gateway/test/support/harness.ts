@@ -23,6 +23,11 @@ export interface HarnessModel {
   /** Extra replica URLs that are not simulators (e.g. a closed port). */
   extraEndpoints?: string[];
   sim?: Omit<SimulatorConfigInput, "models" | "kind">;
+  /**
+   * LoRA adapters: the catalog's lora block (paths default to /adapters/<id>); the simulators get --enable-lora,
+   * runtime loading, the preloaded ones as --lora-modules, and `sim.lora` (load time, faults) on top.
+   */
+  lora?: { maxLoras: number; adapters: { id: string; path?: string; loading?: "preload" | "on-demand" }[] };
 }
 
 export interface Harness {
@@ -61,11 +66,25 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
   for (const m of models) {
     const category = m.category ?? "generative";
     const list: RunningSimulator[] = [];
+    const lora = m.lora && {
+      maxLoras: m.lora.maxLoras,
+      adapters: m.lora.adapters.map((a) => ({ id: a.id, path: a.path ?? `/adapters/${a.id}`, loading: a.loading ?? ("on-demand" as const) })),
+    };
+    const simLora = lora && {
+      enabled: true,
+      runtimeUpdating: true,
+      maxLoras: lora.maxLoras,
+      loadTimeMs: 0,
+      swapInTimeMs: 0,
+      modules: lora.adapters.filter((a) => a.loading === "preload").map((a) => ({ name: a.id, path: a.path })),
+      ...m.sim?.lora,
+    };
     for (let i = 0; i < (m.replicas ?? 1); i++) {
       list.push(
         await startSimulator({
           latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 0, prefillTimePerTokenMs: 0 },
           ...m.sim,
+          ...(simLora ? { lora: simLora } : {}),
           models: [m.upstreamModel ?? m.id],
           kind: category === "embedder" ? "embed" : "generate",
           podName: m.sim?.podName ?? `${m.id}-${i}`,
@@ -79,6 +98,7 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
       upstreamModel: m.upstreamModel,
       maxConcurrency: m.maxConcurrency ?? 16,
       routing: m.routing,
+      ...(lora ? { lora } : {}),
       upstream: { mode: "endpoints", endpoints: [...list.map((s) => ({ url: s.url })), ...(m.extraEndpoints ?? []).map((url) => ({ url }))] },
     });
   }

@@ -56,11 +56,11 @@ describe("model catalog", () => {
       return "";
     })();
     expect(message).toMatch(/aliases\[0\]\.id: "a" is a model id/);
-    expect(message).toMatch(/aliases\[1\]\.models\[1\]: "missing" is not a model of the catalog/);
+    expect(message).toMatch(/aliases\[1\]\.models\[1\]: "missing" is not a model or adapter of the catalog/);
     expect(message).toMatch(/aliases\[1\]\.models\[2\]: "a" is listed twice/);
     expect(message).toMatch(/aliases\[2\]\.id: duplicate alias "x"/);
     expect(message).toMatch(/aliases\[3\]\.models: mixes generative and embedder models/);
-    expect(message).toMatch(/aliases\[4\]\.models\[0\]: "x" is not a model of the catalog \(aliases cannot name aliases\)/);
+    expect(message).toMatch(/aliases\[4\]\.models\[0\]: "x" is not a model or adapter of the catalog \(aliases cannot name aliases\)/);
     expect(message).toMatch(/aliases\[5\]\.models: an alias names at least one model/);
   });
 

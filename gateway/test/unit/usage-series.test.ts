@@ -17,4 +17,15 @@ describe("usage series start at zero for what each key may use", () => {
     expect(text).toMatch(/^gateway_requests_total\{model="b",endpoint="\/v1\/responses",status="200",key="aliased"\} 0$/m);
     expect(text).not.toMatch(/model="a",[^}]*key="aliased"/);
   });
+
+  it("a LoRA adapter is a model of its own: a key given only the adapter moves its series, not its base model's", async () => {
+    const lora = { maxLoras: 1, adapters: [{ id: "a-sql", path: "/a/sql", loading: "on-demand" }] };
+    const catalog = parseCatalog({ models: [{ ...model("a"), lora }] });
+    const metrics = new GatewayMetrics(new ModelRegistry(catalog));
+    seedUsageSeries(metrics, [{ name: "tuned", models: ["a-sql"] }], catalog);
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^gateway_tokens_total\{model="a-sql",key="tuned",type="prompt"\} 0$/m);
+    expect(text).toMatch(/^gateway_requests_total\{model="a-sql",endpoint="\/v1\/chat\/completions",status="200",key="tuned"\} 0$/m);
+    expect(text).not.toMatch(/model="a",[^}]*key="tuned"/);
+  });
 });

@@ -146,6 +146,23 @@ describe("dashboards", () => {
     expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
+  withPromtool("LoRA adapters on the model-serving dashboard: the gateway's series of adapters only, not of their base models", () => {
+    const panel = (title: string) => metricsDashboards().find((d) => d.uid === "ai-platform-model-serving")!.panels.find((p) => p.title === title)!.targets[0]!.expr;
+    const tests = [
+      {
+        interval: "1m",
+        input_series: [
+          ...["gw-1", "gw-2"].map((pod) => ({ series: `gateway_adapters_ready{model="base-sql", parent="base", pod="${pod}"}`, values: "1x5" })),
+          { series: 'gateway_requests_total{model="base-sql", endpoint="/v1/chat/completions", status="200", key="k", pod="gw-1"}', values: "0+60x5" },
+          { series: 'gateway_requests_total{model="base-sql", endpoint="/v1/chat/completions", status="200", key="k", pod="gw-2"}', values: "0+60x5" },
+          { series: 'gateway_requests_total{model="base", endpoint="/v1/chat/completions", status="200", key="k", pod="gw-1"}', values: "0+600x5" },
+        ],
+        promql_expr_test: [{ expr: panel("Requests per second by adapter"), eval_time: "5m", exp_samples: [{ labels: '{model="base-sql"}', value: 2 }] }],
+      },
+    ];
+    expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+  });
+
   test("the grammars do reject broken expressions (the check can fail)", () => {
     expect(errors(logqlParser.parse('sum(rate({platform="ai-platform"} [5m]'))).toBeGreaterThan(0);
     expect(errors(promqlParser.parse("rate(node_cpu_seconds_total[5m]"))).toBeGreaterThan(0);

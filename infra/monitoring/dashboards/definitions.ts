@@ -1,7 +1,7 @@
 // The six dashboards of the spec. Log dashboards are scoped to the stream label platform="ai-platform" (every
 // selector starts with it); metrics dashboards are cluster-wide.
 import { PLATFORM_NAME } from "../../platform/labels";
-import { type Dashboard, dashboard, variable } from "./model";
+import { type Dashboard, dashboard, type PanelSpec, variable } from "./model";
 
 const PLATFORM = `platform="${PLATFORM_NAME}"`;
 /**
@@ -259,7 +259,8 @@ export function gatewayDashboard(): Dashboard {
     title: "AI Platform · Gateway",
     tags: ["ai-platform", "metrics", "gateway"],
     kind: "metrics",
-    variables: [variable("metrics", "model", "Model", { label: "model", selector: "gateway_models_ready" })],
+    // Models and their LoRA adapters, each a model of its own in the gateway's metrics.
+    variables: [variable("metrics", "model", "Model", { label: "model", selector: '{__name__=~"gateway_models_ready|gateway_adapters_ready"}' })],
     panels: [
       { type: "row", title: "All models", exprs: [] },
       { type: "timeseries", title: "Requests per second by model", exprs: [{ expr: `sum by (model) (rate(gateway_requests_total{${inference}}[5m]))`, legend: "{{model}}" }], unit: "reqps" },
@@ -443,6 +444,7 @@ export function modelServingDashboard(): Dashboard {
         unit: "reqps",
         w: 12,
       },
+      ...loraPanels(),
       { type: "row", title: "Model $model", repeat: "model", exprs: [] },
       {
         type: "timeseries",
@@ -498,6 +500,55 @@ export function modelServingDashboard(): Dashboard {
       },
     ],
   });
+}
+
+/** Keeps a per-`model` series of the gateway's only for LoRA adapters (vLLM's own metrics count them under the base model). */
+export const ADAPTERS_ONLY = "and on (model) gateway_adapters_ready";
+
+/** The LoRA adapters as the gateway sees them: each a model of its own (requests, tokens, latency), and their loads. */
+function loraPanels(): PanelSpec[] {
+  return [
+    { type: "row", title: "LoRA adapters", exprs: [] },
+    {
+      type: "timeseries",
+      title: "Requests per second by adapter",
+      exprs: [{ expr: `sum by (model) (rate(gateway_requests_total[5m])) ${ADAPTERS_ONLY}`, legend: "{{model}}" }],
+      unit: "reqps",
+      w: 8,
+    },
+    {
+      type: "timeseries",
+      title: "Tokens per second by adapter",
+      exprs: [{ expr: `sum by (model, type) (rate(gateway_tokens_total[5m])) ${ADAPTERS_ONLY}`, legend: "{{model}} {{type}}" }],
+      unit: "short",
+      w: 8,
+    },
+    {
+      type: "timeseries",
+      title: "Request latency by adapter (p90)",
+      description: "At the gateway, the first request on a replica without the adapter waiting for its load included.",
+      exprs: [{ expr: `histogram_quantile(0.9, sum by (le, model) (rate(gateway_request_duration_seconds_bucket[5m]))) ${ADAPTERS_ONLY}`, legend: "p90 {{model}}" }],
+      unit: "s",
+      w: 8,
+    },
+    {
+      type: "timeseries",
+      title: "Adapter loads and evictions",
+      description: "Loads the gateway made on a replica (a failure answered its requests 503 adapter_load_failed), and adapters it unloaded for another.",
+      exprs: [
+        { expr: "sum by (adapter, outcome) (increase(gateway_lora_adapter_loads_total[5m]))", legend: "{{adapter}} load {{outcome}}" },
+        { expr: "sum by (adapter) (increase(gateway_lora_adapter_evictions_total[5m]))", legend: "{{adapter}} evicted" },
+      ],
+      w: 12,
+    },
+    {
+      type: "timeseries",
+      title: "Adapter load time (p90)",
+      exprs: [{ expr: "histogram_quantile(0.9, sum by (le, model) (rate(gateway_lora_adapter_load_seconds_bucket[5m])))", legend: "p90 {{model}}" }],
+      unit: "s",
+      w: 12,
+    },
+  ];
 }
 
 /** Dashboards deployed when `dashboards` (and `viewer`) are enabled. */

@@ -7,7 +7,7 @@ import { ChatCompletionRequestSchema, continuousUsage, includeUsage, requestedMa
 import { parseRequest } from "../requests/validation";
 import { tokenize } from "../tokenizer";
 import { checkContextLength } from "../context-length";
-import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveModel, type SimulatorContext, unixSeconds } from "./context";
+import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveTarget, type SimulatorContext, unixSeconds } from "./context";
 import { faultPlan, runGeneration } from "./generation";
 import { writeDone, writeEvent } from "./sse";
 
@@ -25,7 +25,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
     beginInferenceRequest(ctx, req);
     const request = parseRequest(ChatCompletionRequestSchema, req.body);
     if (ctx.config.kind !== "generate") throw badRequest("The model does not support Chat Completions API");
-    const model = resolveModel(ctx.config, request.model);
+    const { model, adapter } = await resolveTarget(ctx, request.model);
     const faults = faultPlan(ctx, req);
 
     const prompt = renderChatPrompt(request.messages, request.tools);
@@ -53,6 +53,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       arrivalMs,
       stream,
       faults,
+      adapter,
       jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i, running) }],
     });
     if (!results) return;

@@ -7,7 +7,7 @@ import type { ChatCompletionRequest } from "../requests/chat-request";
 import { continuousUsage, includeUsage } from "../requests/chat-request";
 import { type CompletionPrompt, completionMaxTokens, completionPrompts, type CompletionRequest, CompletionRequestSchema } from "../requests/completions-request";
 import { parseRequest } from "../requests/validation";
-import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveModel, type SimulatorContext, unixSeconds } from "./context";
+import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveTarget, type SimulatorContext, unixSeconds } from "./context";
 import { faultPlan, runGeneration } from "./generation";
 import { writeDone, writeEvent } from "./sse";
 
@@ -26,7 +26,7 @@ export function completionsHandler(ctx: SimulatorContext) {
     beginInferenceRequest(ctx, req);
     const request = parseRequest(CompletionRequestSchema, req.body);
     if (ctx.config.kind !== "generate") throw badRequest("The model does not support Completions API");
-    const model = resolveModel(ctx.config, request.model);
+    const { model, adapter } = await resolveTarget(ctx, request.model);
     const faults = faultPlan(ctx, req);
     if (request.suffix != null) throw badRequest("suffix is not currently supported");
     const prompts = completionPrompts(request.prompt);
@@ -47,6 +47,7 @@ export function completionsHandler(ctx: SimulatorContext) {
       arrivalMs,
       stream,
       faults,
+      adapter,
       jobs: choices.map((choice, index) => ({
         promptTokens: choice.prompt.tokens,
         outputTokens: choice.pieces.length,

@@ -3,6 +3,7 @@ import type { Request, Response } from "express";
 import type { SimulatorConfig } from "../config";
 import type { InferenceEngine } from "../engine";
 import { VllmError, injectedError, modelNotFound } from "../errors";
+import type { Adapter, LoraAdapters } from "../lora";
 import type { SimulatorMetrics } from "../metrics";
 import type { StatCounters } from "../stats";
 
@@ -12,18 +13,28 @@ export interface SimulatorContext {
   engine: InferenceEngine;
   metrics: SimulatorMetrics;
   counters: StatCounters;
+  adapters: LoraAdapters;
   isReady(): boolean;
 }
 
+/** What a request's `model` names: the name to echo, and the LoRA adapter if it names one. */
+export interface Target {
+  model: string;
+  adapter?: Adapter;
+}
+
 /**
- * vLLM accepts a missing or empty `model` (base model) and echoes the requested alias back; any other
- * name not served is a 404.
+ * vLLM accepts a missing or empty `model` (base model) and echoes the requested alias back; a registered LoRA
+ * adapter's name is served by that adapter (with runtime updating, once a load of that name under way is over, as
+ * vLLM's `resolve_lora` waits for the name's lock); any other name not served is a 404.
  */
-export function resolveModel(config: SimulatorConfig, requested: string | null | undefined): string {
-  const primary = config.models[0] as string;
-  if (!requested) return primary;
-  if (!config.models.includes(requested)) throw modelNotFound(requested);
-  return requested;
+export async function resolveTarget(ctx: SimulatorContext, requested: string | null | undefined): Promise<Target> {
+  const { models, lora } = ctx.config;
+  if (!requested) return { model: models[0] as string };
+  if (models.includes(requested)) return { model: requested };
+  const adapter = ctx.adapters.get(requested) ?? (lora.runtimeUpdating ? await ctx.adapters.resolve(requested) : undefined);
+  if (!adapter) throw modelNotFound(requested);
+  return { model: requested, adapter };
 }
 
 /** vLLM derives response ids from an incoming X-Request-Id, else a random uuid hex. */

@@ -5,7 +5,7 @@ import { badRequest, VllmError } from "../errors";
 import { nowMs } from "../latency";
 import { embeddingInputs, EmbeddingsRequestSchema } from "../requests/embeddings-request";
 import { parseRequest } from "../requests/validation";
-import { beginInferenceRequest, clientGoneSignal, maybeInjectFailure, resolveModel, type SimulatorContext, unixSeconds } from "./context";
+import { beginInferenceRequest, clientGoneSignal, maybeInjectFailure, resolveTarget, type SimulatorContext, unixSeconds } from "./context";
 
 /** POST /v1/embeddings for `kind: "embed"` models, with vLLM's response shape and checks. */
 export function embeddingsHandler(ctx: SimulatorContext) {
@@ -14,7 +14,7 @@ export function embeddingsHandler(ctx: SimulatorContext) {
     beginInferenceRequest(ctx, req);
     const request = parseRequest(EmbeddingsRequestSchema, req.body);
     if (ctx.config.kind !== "embed") throw badRequest("The model does not support Embeddings API");
-    const model = resolveModel(ctx.config, request.model);
+    const { model, adapter } = await resolveTarget(ctx, request.model);
     if (request.dimensions != null) {
       throw badRequest(`Model "${model}" does not support matryoshka representation, changing output dimensions will lead to poor results.`);
     }
@@ -35,11 +35,11 @@ export function embeddingsHandler(ctx: SimulatorContext) {
     maybeInjectFailure(ctx);
 
     const signal = clientGoneSignal(res);
-    const admission = ctx.engine.admit(signal);
+    const admission = ctx.engine.admit(signal, adapter);
     const allTokens = tokenLists.flat();
     try {
       // Pooling is prefill only: the whole batch's tokens cost prefill time, nothing is generated.
-      await ctx.engine.run(admission, { promptTokens: allTokens, outputTokens: 0, useCache: false, signal, arrivalMs });
+      await ctx.engine.run(admission, { promptTokens: allTokens, outputTokens: 0, useCache: false, adapter, signal, arrivalMs });
     } catch (err) {
       if (signal.aborted) {
         ctx.counters.cancelledTotal++;

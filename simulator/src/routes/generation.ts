@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { GenerationResult } from "../engine";
+import type { Adapter } from "../lora";
 import type { Slot } from "../scheduler";
 import { VllmError } from "../errors";
 import { nowMs } from "../latency";
@@ -47,6 +48,8 @@ export interface GenerationRun {
   arrivalMs: number;
   stream: boolean;
   faults: FaultPlan;
+  /** The LoRA adapter the request names, if any. */
+  adapter?: Adapter;
   /** One per prompt; vLLM runs each prompt of a request as its own engine request. */
   jobs: readonly TokenJob[];
   /** Called once the 200 stream headers are out, before queueing and prefill (the Responses API's created events). */
@@ -65,7 +68,7 @@ export async function runGeneration(run: GenerationRun): Promise<GenerationResul
   // A failing job stops its siblings (several prompts in one completions request).
   const siblings = new AbortController();
   const signal = AbortSignal.any([clientGone, siblings.signal]);
-  const admissions = admitAll(ctx, jobs.length, signal); // the bounded-queue fault throws QueueFullError -> 429 while a status can still be sent
+  const admissions = admitAll(ctx, jobs.length, signal, run.adapter); // the bounded-queue fault throws QueueFullError -> 429 while a status can still be sent
   if (stream) {
     startEventStream(res);
     run.onStreamStart?.();
@@ -89,7 +92,7 @@ export async function runGeneration(run: GenerationRun): Promise<GenerationResul
         if (dropAfter !== undefined && i + 1 >= dropAfter) drop();
       };
       return ctx.engine
-        .run(admissions[j] as Promise<Slot>, { promptTokens: job.promptTokens, outputTokens: job.outputTokens, useCache: true, signal, arrivalMs, onToken })
+        .run(admissions[j] as Promise<Slot>, { promptTokens: job.promptTokens, outputTokens: job.outputTokens, useCache: true, adapter: run.adapter, signal, arrivalMs, onToken })
         .catch((err: unknown) => {
           firstError ??= err;
           siblings.abort(err);
@@ -119,11 +122,11 @@ export async function runGeneration(run: GenerationRun): Promise<GenerationResul
 }
 
 /** Admits every job or none: if the queue is full part-way, the places already taken are given back. */
-function admitAll(ctx: SimulatorContext, count: number, signal: AbortSignal): Promise<Slot>[] {
+function admitAll(ctx: SimulatorContext, count: number, signal: AbortSignal, adapter: Adapter | undefined): Promise<Slot>[] {
   const admissions: Promise<Slot>[] = [];
   try {
     for (let i = 0; i < count; i++) {
-      const admission = ctx.engine.admit(signal);
+      const admission = ctx.engine.admit(signal, adapter);
       admission.catch(() => undefined); // handled where awaited; avoid an unhandled rejection if we bail out first
       admissions.push(admission);
     }

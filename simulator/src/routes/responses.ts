@@ -9,7 +9,7 @@ import { newResponseId, outputItems, plannedItem, responseObject, statusOf, usag
 import type { ResponseStore, StoredResponse } from "../response-store";
 import { asChatRequest, chatTools, conversationOf } from "../responses-input";
 import { tokenize } from "../tokenizer";
-import { beginInferenceRequest, maybeInjectFailure, resolveModel, type SimulatorContext, unixSeconds } from "./context";
+import { beginInferenceRequest, maybeInjectFailure, resolveTarget, type SimulatorContext, unixSeconds } from "./context";
 import { faultPlan, runGeneration } from "./generation";
 import { ResponseEventStream } from "./responses-stream";
 
@@ -31,7 +31,7 @@ export function createResponseHandler(ctx: SimulatorContext, store: ResponseStor
     beginInferenceRequest(ctx, req);
     const request = parseRequest(ResponsesRequestSchema, req.body);
     if (ctx.config.kind !== "generate") throw notSupported();
-    const model = resolveModel(ctx.config, request.model);
+    const { model, adapter } = await resolveTarget(ctx, request.model);
     const faults = faultPlan(ctx, req);
     let previous: StoredResponse | undefined;
     if (request.previous_response_id != null) {
@@ -62,6 +62,7 @@ export function createResponseHandler(ctx: SimulatorContext, store: ResponseStor
       arrivalMs,
       stream,
       faults,
+      adapter,
       jobs: [{ promptTokens, outputTokens: plannedTokenCount(plan), writeToken: (i) => events?.token(i) }],
       onStreamStart: () => events?.open(responseObject(frame, "in_progress", [], null)),
     });

@@ -23,3 +23,8 @@ export function withinLoadBound(candidates: readonly Replica[], tolerance: (r: R
   for (const r of candidates) least = Math.min(least, r.load);
   return candidates.filter((r) => r.load <= least + tolerance(r));
 }
+
+/** Replicas that hold the adapter or have room to load it (a free slot, or an idle adapter loaded on demand to unload). */
+export function adapterRoom(candidates: readonly Replica[], adapter: string): Replica[] {
+  return candidates.filter((r) => !r.adapters || r.adapters.room(adapter) !== "full");
+}
