@@ -22,7 +22,6 @@ export interface Strategy {
   chosen?(replica: Replica, ctx: PickContext): void;
 }
 
-
 /** The gate for a prefix the pod has not routed yet: only the least-loaded replicas; the prefix's order breaks ties. */
 const LEAST_LOADED_ONLY = (): number => 0;
 
