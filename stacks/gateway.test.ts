@@ -439,7 +439,7 @@ describe("catalog source and configuration errors", () => {
   test("aliases the catalog cannot serve fail the preview naming gateway:aliases", async () => {
     const aliases = [{ id: "chat", models: ["qwen3-8b", "llama-70b"] }, { id: "bge-m3", models: ["qwen3-8b"] }];
     const err = (await run({ "gateway:aliases": JSON.stringify(aliases) }).catch((e: Error) => e)) as Error;
-    expect(err.message).toContain(`gateway:aliases [0.models.1]: "llama-70b" is not a model of the catalog`);
+    expect(err.message).toContain(`gateway:aliases [0.models.1]: "llama-70b" is not a model or adapter of the catalog`);
     expect(err.message).toContain(`gateway:aliases [1.id]: "bge-m3" is a model id; an alias needs a name of its own`);
   });
 

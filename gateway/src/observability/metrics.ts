@@ -215,7 +215,7 @@ export class GatewayMetrics {
 
   readonly adapterEvictions = new Counter({
     name: "gateway_lora_adapter_evictions_total",
-    help: "LoRA adapters the gateway unloaded from a replica (POST /v1/unload_lora_adapter) to make room for another: the least recently used idle one loaded on demand.",
+    help: "LoRA adapters the gateway unloaded from a replica (POST /v1/unload_lora_adapter) to make room for another: the idle one loaded on demand that was asked for least lately.",
     labelNames: ["model", "adapter"] as const,
     registers: [this.registry],
   });

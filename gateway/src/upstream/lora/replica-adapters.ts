@@ -11,7 +11,7 @@ export interface HeldAdapter {
   preload: boolean;
   /** This pod's requests on it now: an adapter with one is not idle, so not evicted. */
   inFlight: number;
-  /** When a request of this pod last used it (0: never), for least-recently-used eviction. */
+  /** When a request of this pod last used it (0: never): breaks ties of eviction by demand. */
   lastUsed: number;
   /** When this pod learnt it is there. */
   since: number;
