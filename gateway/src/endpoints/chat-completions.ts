@@ -71,6 +71,6 @@ export const chatCompletions: EndpointSpec<ChatCompletionRequest & EndpointReque
   what: "chat completions",
   category: "generative",
   schema: ChatCompletionRequestSchema,
-  promptText: (r) => promptText(r),
+  promptText: (r, maxChars) => promptText(r, maxChars),
   ...openAiStreaming,
 };

@@ -8,7 +8,7 @@ export const embeddings: EndpointSpec<EmbeddingRequest & EndpointRequest> = {
   what: "embeddings",
   category: "embedder",
   schema: EmbeddingRequestSchema as EndpointSpec<EmbeddingRequest & EndpointRequest>["schema"],
-  promptText: (r) => promptText(r),
+  promptText: (r, maxChars) => promptText(r, maxChars),
   // Embedding servers do not stream; the conventions are the same as chat's if a client asks anyway.
   ...openAiStreaming,
 };

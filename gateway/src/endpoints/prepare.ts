@@ -8,7 +8,7 @@ import { HeldBody } from "../http/body/held-body";
 import { memberKey, replaceMembers } from "../http/body/json-members";
 import type { PickContext } from "../upstream/balancer";
 import type { ModelPool } from "../upstream/model-pool";
-import { prefixHashes } from "../upstream/prefix-index";
+import { BLOCK_CHARS, prefixHashes } from "../upstream/prefix-index";
 import { targetId, type ModelRegistry } from "../upstream/registry";
 import { ACTED_ON, type EndpointSpec, type UsageWanted } from "./spec";
 
@@ -95,7 +95,7 @@ export function prepareRequest(
   const bytes = Object.keys(replace).length > 0 ? replaceMembers(admitted.bytes, admitted.members, replace) : admitted.bytes;
 
   // Hashing the prompt costs a pass over it: only for models whose routing weighs prefixes.
-  const pick: PickContext = pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request), pool.model.routing.minPrefixBlocks) } : {};
+  const pick: PickContext = pool.routesOnPrefix ? { prefix: prefixHashes(spec.promptText(request, pool.model.routing.minPrefixBlocks * BLOCK_CHARS), pool.model.routing.minPrefixBlocks) } : {};
   if (adapter !== undefined) pick.adapter = adapter;
   return {
     model: served,

@@ -52,8 +52,11 @@ export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
   readonly schema: z.ZodType<R>;
   /** Whether the request asks for an event stream. */
   streams(request: R): boolean;
-  /** The text a model server's prefix cache sees first (for prefix-aware routing); "" when none. */
-  promptText(request: R): string;
+  /**
+   * The text a model server's prefix cache sees first (for prefix-aware routing): at least its first `maxChars`
+   * when there are that many, more is not needed; "" when none.
+   */
+  promptText(request: R, maxChars: number): string;
   /**
    * Members of the body to replace before it goes upstream (key -> JSON text), beyond `model`. Streams always
    * ask for the usage chunk (token limits and metrics need it); the relay drops it again when the client did not.

@@ -28,15 +28,22 @@ export function prefixHashes(prompt: string, maxBlocks = 256): number[] {
   return out;
 }
 
-/** The text a model server's prefix cache sees first: the messages in order (tools after, as templates do). */
-export function promptText(body: Record<string, unknown>): string {
+/**
+ * The text a model server's prefix cache sees first: the messages in order (tools after, as templates do), up to
+ * about `maxChars` (routing reads only the first blocks; a long prompt is not copied whole for that).
+ */
+export function promptText(body: Record<string, unknown>, maxChars = Infinity): string {
   const parts: string[] = [];
+  let length = 0;
   const messages = body.messages;
   if (Array.isArray(messages)) {
     for (const m of messages as { role?: unknown; content?: unknown }[]) {
+      if (length >= maxChars) break;
       const c = m.content;
       const text = typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => (p as { text?: unknown }).text ?? "").join("") : "";
-      parts.push(`${String(m.role)}\n${text}\n`);
+      const part = `${String(m.role)}\n${text}\n`;
+      parts.push(part);
+      length += part.length;
     }
   } else if (typeof body.input === "string") parts.push(body.input);
   return parts.join("");

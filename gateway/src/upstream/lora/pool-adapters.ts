@@ -17,8 +17,8 @@ export interface AdapterEvents {
  * demand, and evictions. A replica holds at most `maxLoras` adapters, preloaded ones included. A request for an
  * adapter claims it on the replica it was routed to: held, it is used at once; being loaded, the request waits for
  * that load (one load per adapter and replica); absent, it is loaded, after unloading an idle adapter loaded on
- * demand (the least asked for lately, then the least recently used) when the replica is full. Routing sends no request to a replica with no room for its
- * adapter (routing/filters.ts).
+ * demand (the least asked for lately, then the least recently used) when the replica is full. Routing sends no
+ * request to a replica with no room for its adapter (routing/filters.ts).
  */
 export class PoolAdapters {
   private readonly paths: Map<string, string>;
