@@ -135,7 +135,7 @@ export type LoraAdapter = z.infer<typeof LoraAdapterSchema>;
 
 /** The base model's LoRA adapters and vLLM's LoRA limits (`--max-loras`, `--max-lora-rank`). */
 export const LoraSchema = z.strictObject({
-  /** Adapters in one batch (vLLM --max-loras): GPU slots, at least the preloaded adapters. */
+  /** Adapters in one batch (vLLM --max-loras): GPU slots, at least the preloaded adapters, and more with any on demand. */
   maxLoras: positive.default(VLLM_LORA.defaults.maxLoras),
   /** The largest rank vLLM reserves memory for (--max-lora-rank). */
   maxLoraRank: z

@@ -164,6 +164,15 @@ export function loraChecks(lora: ModelLora | undefined, ms: ModelServerValues, p
   if (preloaded > lora.maxLoras) {
     problems.push(`[${LORA_RULE}] model.yaml lora.maxLoras ${lora.maxLoras} is below the ${preloaded} adapters with preload: true (vLLM --max-loras: the adapters one batch holds)`);
   }
+  // Preloaded adapters are never unloaded: with every slot theirs, an on-demand one waits out the queue and gets 429.
+  const onDemand = lora.adapters.length - preloaded;
+  if (onDemand > 0 && preloaded >= lora.maxLoras) {
+    const [them, they] = onDemand === 1 ? ["the 1 on-demand adapter", "it"] : [`the ${onDemand} on-demand adapters`, "them"];
+    const holders = preloaded === 1 ? "the 1 adapter with preload: true holds every slot of a replica and is" : `the ${preloaded} adapters with preload: true hold every slot of a replica and are`;
+    problems.push(
+      `[${LORA_RULE}] model.yaml lora.maxLoras ${lora.maxLoras} leaves no slot for ${them}: ${holders} never unloaded, so requests for ${they} would wait and get 429 (raise maxLoras to at least ${preloaded + 1}, or preload ${they} with maxLoras ${preloaded + onDemand})`,
+    );
+  }
   if (vllm && weightsSource(ms.modelArtifacts.uri).kind === "volume") {
     problems.push(`[${LORA_RULE}] adapters are downloaded into the model's weights cache, which a ${ms.modelArtifacts.uri.split("://")[0]}:// model has none of: serve hf:// or s3:// weights`);
   }

@@ -122,6 +122,11 @@ describe("broken folders fail with the folder and the rule named", () => {
     ["lora: an adapter above maxLoraRank", () => editYaml(qwen().meta, (d) => (d.lora.maxLoraRank = 32)), /\[lora\] model\.yaml lora\.adapters\[0\]\.rank 64 exceeds lora\.maxLoraRank 32: vLLM refuses .* \(raise maxLoraRank to 64\)/],
     ["lora: a maxLoraRank vLLM does not take", () => editYaml(qwen().meta, (d) => (d.lora.maxLoraRank = 48)), /\[metadata\] model\.yaml: lora\.maxLoraRank: must be one of 1, 8, 16, 32, 64, 128, 256, 320, 512/],
     ["lora: preloaded above maxLoras", () => editYaml(qwen().meta, (d) => { d.lora.maxLoras = 1; d.lora.adapters = [{ ...d.lora.adapters[0], preload: true }, { ...d.lora.adapters[0], name: "qwen3-8b-sql", preload: true }]; }), /\[lora\] model\.yaml lora\.maxLoras 1 is below the 2 adapters with preload: true/],
+    [
+      "lora: preloaded adapters in every slot, one on demand",
+      () => editYaml(qwen().meta, (d) => { d.lora.maxLoras = 1; d.lora.adapters.unshift({ ...d.lora.adapters[0], name: "qwen3-8b-sql", preload: true }); }),
+      /\[lora\] model\.yaml lora\.maxLoras 1 leaves no slot for the 1 on-demand adapter: the 1 adapter with preload: true holds every slot of a replica and is never unloaded, so requests for it would wait and get 429 \(raise maxLoras to at least 2, or preload it with maxLoras 2\)/,
+    ],
     ["lora: a name that is no model id", () => editYaml(qwen().meta, (d) => (d.lora.adapters[0].name = "tool use")), /\[metadata\] model\.yaml: lora\.adapters\.0\.name: model id: /],
     ["lora: a vLLM adapter without a source", () => editYaml(qwen().meta, (d) => delete d.lora.adapters[0].source), /\[lora\] model\.yaml lora\.adapters\[0\]\.source is required for a vLLM model/],
     ["lora: a LoRA flag in the args", () => editYaml(qwen().ms, (d) => d.decode.containers[0].args.push("--max-loras=4")), /\[lora\] the platform passes --max-loras from model\.yaml lora: remove it from decode\.containers\[0\]\.args/],
@@ -204,6 +209,17 @@ describe("broken folders fail with the folder and the rule named", () => {
     const mine = "plugins:\n- type: lora-affinity-scorer\n  name: lora\nschedulingProfiles:\n- name: default\n  plugins:\n  - pluginRef: lora\n";
     editYaml(qwen().gaie, (d) => ((d.inferenceExtension.pluginsConfigFile = "mine.yaml"), (d.inferenceExtension.pluginsCustomConfig = { "mine.yaml": mine })));
     expect(loadModelFolders(root).find((m) => m.ref === "generative/qwen3-8b")?.lora?.adapters.map((a) => a.name)).toEqual(["qwen3-8b-tool-use"]);
+  });
+
+  test.each([
+    ["one preloaded, one on demand, a slot to spare", 2, [true, false]],
+    ["every adapter preloaded, as many slots as adapters", 2, [true, true]],
+  ])("lora: maxLoras holds the adapters: %s", (_what, maxLoras, preloads) => {
+    editYaml(qwen().meta, (d) => {
+      d.lora.maxLoras = maxLoras;
+      d.lora.adapters = preloads.map((preload, i) => ({ ...d.lora.adapters[0], name: `qwen3-8b-${i}`, preload }));
+    });
+    expect(loadModelFolders(root).find((m) => m.ref === "generative/qwen3-8b")?.lora).toMatchObject({ maxLoras, adapters: preloads.map((preload) => ({ preload })) });
   });
 
   test("unknown category", () => {

@@ -6,7 +6,7 @@ import * as path from "path";
 import { adapterOptionsFromArgv } from "../../scripts/model-add";
 import { loadModelFolders, ModelFolderError } from "./model-folders";
 import { addAdapter } from "./scaffold-adapter";
-import { folderFiles, scratchModels } from "./testing";
+import { editYaml, folderFiles, scratchModels } from "./testing";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 
@@ -56,13 +56,24 @@ describe("adding an adapter", () => {
     expect(fs.readFileSync(qwen(), "utf8")).toBe(before);
   });
 
-  test("maxLoras counts the preloaded adapters; --max-loras and --max-lora-rank raise the limits with the adapter", () => {
+  test("maxLoras counts the preloaded adapters, and a slot for the on-demand one; --max-loras and --max-lora-rank raise the limits with the adapter", () => {
     const preload = (name: string, more = {}) => addAdapter({ ref: "generative/qwen3-8b", name, source: `hf://o/${name}`, rank: 8, preload: true, root, ...more });
     preload("qwen3-8b-a");
-    preload("qwen3-8b-b");
-    expect(refused(() => preload("qwen3-8b-c"))).toMatch(/generative\/qwen3-8b: \[lora\] model\.yaml lora\.maxLoras 2 is below the 3 adapters with preload: true/);
-    expect(preload("qwen3-8b-c", { maxLoras: 3 }).lora?.maxLoras).toBe(3);
+    expect(refused(() => preload("qwen3-8b-b", { maxLoras: 1 }))).toMatch(/generative\/qwen3-8b: \[lora\] model\.yaml lora\.maxLoras 1 is below the 2 adapters with preload: true/);
+    // The folder's qwen3-8b-tool-use is on demand: two preloaded adapters would take both slots.
+    expect(refused(() => preload("qwen3-8b-b"))).toMatch(/generative\/qwen3-8b: \[lora\] model\.yaml lora\.maxLoras 2 leaves no slot for the 1 on-demand adapter: .*\(raise maxLoras to at least 3, or preload it with maxLoras 3\)/);
+    expect(preload("qwen3-8b-b", { maxLoras: 3 }).lora?.maxLoras).toBe(3);
     expect(addAdapter({ ref: "generative/qwen3-8b", name: "qwen3-8b-big", source: "hf://o/big", rank: 128, maxLoraRank: 128, root }).lora?.maxLoraRank).toBe(128);
+  });
+
+  test("an on-demand adapter needs a slot the preloaded ones leave free: refused, model.yaml as it was", () => {
+    editYaml(qwen(), (d) => { d.lora.maxLoras = 1; d.lora.adapters = [{ ...d.lora.adapters[0], preload: true }]; });
+    const before = fs.readFileSync(qwen(), "utf8");
+    expect(refused(() => addAdapter({ ref: "generative/qwen3-8b", name: "qwen3-8b-sql", source: "hf://o/sql", rank: 8, root }))).toMatch(
+      /generative\/qwen3-8b: \[lora\] model\.yaml lora\.maxLoras 1 leaves no slot for the 1 on-demand adapter: .* \(raise maxLoras to at least 2, or preload it with maxLoras 2\)/,
+    );
+    expect(fs.readFileSync(qwen(), "utf8")).toBe(before);
+    expect(addAdapter({ ref: "generative/qwen3-8b", name: "qwen3-8b-sql", source: "hf://o/sql", rank: 8, maxLoras: 2, root }).lora?.maxLoras).toBe(2);
   });
 
   test("a folder that does not exist, or folders already broken, are refused before anything is written", () => {

@@ -135,7 +135,7 @@ export const CatalogLoraSchema = z
       .number()
       .int()
       .min(1)
-      .meta({ description: "Adapters one batch of a replica holds (vLLM `--max-loras`); at least the preloaded ones." }),
+      .meta({ description: "Adapters one batch of a replica holds (vLLM `--max-loras`); at least the preloaded ones, and more with any on demand." }),
     adapters: z.array(LoraAdapterSchema).min(1, "a lora block names at least one adapter").meta({ description: "The adapters served on this model." }),
   })
   .meta({ description: "LoRA adapters served on this model's replicas, each under its own model id." });
@@ -214,7 +214,7 @@ function adapterOwners(models: unknown): Map<string, string> {
 
 /**
  * An adapter's id is a name clients send, like a model's: unique in the catalog and never a model id; and a replica
- * holds at least its preloaded adapters in one batch.
+ * holds at least its preloaded adapters in one batch, with a slot more for on-demand ones.
  */
 function adapterProblems(catalog: Partial<Pick<Catalog, "models">>, issue: Issue): void {
   const models = Array.isArray(catalog.models) ? catalog.models : [];
@@ -233,6 +233,16 @@ function adapterProblems(catalog: Partial<Pick<Catalog, "models">>, issue: Issue
     const preloaded = lora.adapters.filter((a) => a?.loading === "preload").length;
     if (typeof lora.maxLoras === "number" && preloaded > lora.maxLoras) {
       issue(["models", i, "lora", "maxLoras"], `${lora.maxLoras} is below the ${preloaded} preloaded adapters: a batch must hold every one of them`);
+    }
+    // Preloaded adapters are never unloaded: with every slot theirs, an on-demand one waits out the queue and gets 429.
+    const onDemand = lora.adapters.filter((a) => a?.loading === "on-demand").length;
+    if (typeof lora.maxLoras === "number" && onDemand > 0 && preloaded >= lora.maxLoras) {
+      const [them, they] = onDemand === 1 ? ["the 1 on-demand adapter", "it"] : [`the ${onDemand} on-demand adapters`, "them"];
+      const holders = preloaded === 1 ? "the 1 preloaded adapter holds every slot of a replica and is" : `the ${preloaded} preloaded adapters hold every slot of a replica and are`;
+      issue(
+        ["models", i, "lora", "maxLoras"],
+        `${lora.maxLoras} leaves no slot for ${them}: ${holders} never unloaded, so requests for ${they} would wait and get 429 (raise maxLoras to at least ${preloaded + 1}, or preload ${they} with maxLoras ${preloaded + onDemand})`,
+      );
     }
   });
 }

@@ -41,6 +41,18 @@ describe("catalog lora", () => {
     expect(text).toMatch(/models\[0\]\.lora\.maxLoras: 1 is below the 2 preloaded adapters/);
   });
 
+  it("an on-demand adapter needs a slot the preloaded ones leave free", () => {
+    const text = problems({ models: [model("a", { maxLoras: 1, adapters: [adapter("x", "preload"), adapter("y")] })] });
+    expect(text).toMatch(
+      /models\[0\]\.lora\.maxLoras: 1 leaves no slot for the 1 on-demand adapter: the 1 preloaded adapter holds every slot of a replica and is never unloaded, so requests for it would wait and get 429 \(raise maxLoras to at least 2, or preload it with maxLoras 2\)/,
+    );
+    expect(problems({ models: [model("a", { maxLoras: 2, adapters: [adapter("x", "preload"), adapter("w", "preload"), adapter("y"), adapter("z")] })] })).toMatch(
+      /models\[0\]\.lora\.maxLoras: 2 leaves no slot for the 2 on-demand adapters: the 2 preloaded adapters hold every slot .* \(raise maxLoras to at least 3, or preload them with maxLoras 4\)/,
+    );
+    expect(parseCatalog({ models: [model("a", { maxLoras: 2, adapters: [adapter("x", "preload"), adapter("y")] })] }).models[0]!.lora?.maxLoras).toBe(2);
+    expect(parseCatalog({ models: [model("a", { maxLoras: 2, adapters: [adapter("x", "preload"), adapter("y", "preload")] })] }).models[0]!.lora?.maxLoras).toBe(2);
+  });
+
   it("an alias never takes an adapter's name", () => {
     const text = problems({ models: [model("a", { maxLoras: 1, adapters: [adapter("a-sql")] })], aliases: [{ id: "a-sql", models: ["a"] }] });
     expect(text).toMatch(/aliases\[0\]\.id: "a-sql" is a LoRA adapter of "a"; an alias needs a name of its own/);
