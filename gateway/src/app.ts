@@ -65,7 +65,7 @@ export function createApp(deps: AppDeps): Express {
   const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing);
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
-  const admit = admitRequest(settings, deps.limiter, deps.budget, deps.inFlight, { refused });
+  const admit = admitRequest(settings, { limiter: deps.limiter, budget: deps.budget, inFlight: deps.inFlight, events: { refused } });
   const upstreamOptions = {
     dispatcher: deps.dispatcher,
     upstreamAuthorization: upstreamAuthorization(settings),

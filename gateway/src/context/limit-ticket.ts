@@ -1,3 +1,5 @@
+import type { Releasable } from "./request-context";
+
 /** Token counts as the model servers report them (`usage`). */
 export interface Usage {
   prompt_tokens?: number;
@@ -9,13 +11,13 @@ export interface Usage {
  * A request's hold on its key's limits across replicas, taken at admission (limits/rate-limiter.ts): a request
  * and a slot, then the tokens it may use. Settled when its usage is known; ended when its response closes.
  */
-export interface LimitTicket {
+export interface LimitTicket extends Releasable {
   /** The x-ratelimit-* headers for the response. */
   readonly headers: Record<string, string>;
   /** Reserves `tokens` or throws the 429 envelope; updates `headers`. */
   reserve(tokens: number): Promise<void>;
   /** Charges the difference between the reservation and the usage (see limits/rate-limiter.ts for `began`). */
   settle(usage: Usage | undefined, began: boolean): Promise<void>;
-  /** The response closed: the slot goes back. */
-  end(): void;
+  /** The response closed: the slot goes back (idempotent). */
+  release(): void;
 }

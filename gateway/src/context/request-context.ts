@@ -2,7 +2,13 @@ import type { ServerResponse } from "node:http";
 import type { Span } from "@opentelemetry/api";
 import type { AdmittedBody } from "./admitted-body";
 import type { ApiKeyRecord } from "./api-key-record";
+import { ClientGone } from "./client-gone";
 import type { LimitTicket } from "./limit-ticket";
+
+/** Anything a request takes that must be given back once (a slot, a lease, a reservation); release() is idempotent. */
+export interface Releasable {
+  release(): void;
+}
 
 /** Fields of the one log line written per request; each layer fills in what it learns. */
 export interface RequestLogFields {
@@ -30,8 +36,16 @@ export interface RequestLogFields {
  * auth (key), admission (whether the rate limit charged it, the body), validation (the model), relay and
  * accounting (the log fields). This module owns it: layers read and write it through `contextOf`, nothing else
  * travels on `res.locals`.
+ *
+ * It is also the request's life: `signal` aborts the moment the client leaves, whatever the request is doing, and
+ * everything the request takes is held through hold(), given back once when it ends, or at once if it already has.
+ * So a client that leaves during any await of any layer cancels what follows and leaks nothing.
  */
 export class RequestContext {
+  private readonly aborter = new AbortController();
+  /** Aborted when the client leaves before its answer was written whole. */
+  readonly signal: AbortSignal = this.aborter.signal;
+  private held: Releasable[] | undefined = [];
   /** The key that authenticated the request (auth). */
   key: ApiKeyRecord | undefined = undefined;
   /** Admission passed the key's rate limit: the request counts against its RPM, and so does its log line. */
@@ -56,6 +70,38 @@ export class RequestContext {
     /** performance.now() when the request arrived. */
     readonly started: number,
   ) {}
+
+  /** The response has closed (answered, or the client left). */
+  get ended(): boolean {
+    return this.held === undefined;
+  }
+
+  /**
+   * Keeps `resource` until the request ends. If it has ended already (the client left while the resource was being
+   * taken), the resource is given back now and ClientGone thrown: nothing taken after the end outlives it.
+   */
+  hold<T extends Releasable>(resource: T, when: string): T {
+    if (!this.held) {
+      resource.release();
+      throw new ClientGone(when);
+    }
+    this.held.push(resource);
+    return resource;
+  }
+
+  /** Throws ClientGone if the client has left (after an await, before the next step). */
+  stillWanted(when: string): void {
+    if (this.signal.aborted) throw new ClientGone(when);
+  }
+
+  /** The response closed: the client left (`clientGone`: the signal aborts) or its answer is out; all held is given back. */
+  end(clientGone: boolean): void {
+    const held = this.held;
+    if (!held) return;
+    this.held = undefined;
+    if (clientGone) this.aborter.abort();
+    for (const r of held) r.release();
+  }
 }
 
 const CONTEXT = Symbol("requestContext");

@@ -4,13 +4,13 @@ import { errors } from "../api/errors";
 import type { GatewaySettings } from "../config/settings";
 import type { AdmittedBody } from "../context/admitted-body";
 import { contextOf, type RequestContext } from "../context/request-context";
-import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
+import type { ApiKeyRecord } from "../context/api-key-record";
+import type { BudgetLease, KeyedBudget } from "../limits/keyed-budget";
 import type { RateLimiter } from "../limits/rate-limiter";
-import { admitKeyLimits, reserveKeyTokens } from "../limits/request-limits";
+import { admitKeyLimits, reserveKeyTokens, type HeaderSink } from "../limits/request-limits";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
 import { scanJson } from "./body/json-members";
 import { declaredLength, readBody } from "./body/read-body";
-import { ClientGone } from "./client-gone";
 
 export type AdmissionLimits = Pick<GatewaySettings, "bodyLimitBytes" | "bodyIdleTimeoutMs" | "bodyTimeoutMs" | "maxJsonDepth" | "maxJsonContainers">;
 
@@ -29,16 +29,55 @@ export function takeAdmittedBody(ctx: RequestContext): AdmittedBody {
 const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
+/** What admission takes from: the key's limits, body memory, and requests in progress (each a budget per key). */
+export interface AdmissionBudgets {
+  limiter: RateLimiter;
+  budget: KeyedBudget;
+  inFlight: KeyedBudget;
+  events: AdmissionEvents;
+}
+
+/**
+ * What a request takes before a byte of its body is read, in order, each held by its context (given back once when
+ * the response closes, or at once if the client left meanwhile): a slot among the requests in progress (the key's
+ * share: 429; the gateway's: 503), the key's RPM, TPM and requests in progress across replicas (429), then memory for
+ * `bodyBytes` from the key's share and the gateway's (429 / 503). Returns the body's memory lease.
+ */
+export async function admitBeforeBody(b: AdmissionBudgets, ctx: RequestContext, key: ApiKeyRecord, res: HeaderSink, bodyBytes: number): Promise<BudgetLease> {
+  const slot = b.inFlight.reserve(key.name, 1);
+  if (slot === "key") {
+    b.events.refused("key_in_flight");
+    throw errors.tooManyInFlight(key.name, b.inFlight.perKey);
+  }
+  if (slot === "gateway") {
+    b.events.refused("gateway_in_flight");
+    throw errors.gatewayOverloaded("requests in progress");
+  }
+  ctx.hold(slot, "before its request was admitted");
+
+  await admitKeyLimits(b.limiter, key, res, ctx);
+  ctx.charged = true;
+
+  const reserved = b.budget.reserve(key.name, bodyBytes);
+  if (reserved === "key") {
+    b.events.refused("key_memory");
+    throw errors.inflightBytesExceeded(key.name, b.budget.perKey);
+  }
+  if (reserved === "gateway") {
+    b.events.refused("gateway_memory");
+    throw errors.gatewayOverloaded();
+  }
+  return ctx.hold(reserved, "before its request body was read");
+}
+
 /**
  * Admission of an inference request, after authentication and before the body: what is refused here costs
  * the gateway no body bytes. In order: a declared length over the limit (413) and a coding or charset it cannot
- * read (415), a slot among the requests in progress (the key's share: 429; the gateway's: 503), the key's RPM,
- * TPM and requests in progress across replicas (429), then memory for the body from the key's share and the
- * gateway's (429 / 503). Only then is the body read, bounded in size and time,
- * decoded, and parsed as JSON within the depth and container limits; then the tokens it may use are reserved
- * from the key's TPM (429).
+ * read (415), then what admitBeforeBody() takes. Only then is the body read, bounded in size and time, decoded,
+ * and parsed as JSON within the depth and container limits; then the tokens it may use are reserved from the
+ * key's TPM (429).
  */
-export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budget: KeyedBudget, inFlight: KeyedBudget, events: AdmissionEvents) {
+export function admitRequest(limits: AdmissionLimits, budgets: AdmissionBudgets) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const ctx = contextOf(res);
     const key = ctx.key!;
@@ -46,45 +85,9 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     if (declared !== undefined && declared > limits.bodyLimitBytes) throw errors.bodyTooLarge(limits.bodyLimitBytes);
     const unreadable = checkContentEncoding(req.headers["content-encoding"]) ?? checkCharset(req.headers["content-type"]);
     if (unreadable) throw unreadable;
-
-    // A slot among the requests in progress: the key's share, and the gateway's (counted in requests).
-    const slot = inFlight.reserve(key.name, 1);
-    if (slot === "key") {
-      events.refused("key_in_flight");
-      throw errors.tooManyInFlight(key.name, inFlight.perKey);
-    }
-    if (slot === "gateway") {
-      events.refused("gateway_in_flight");
-      throw errors.gatewayOverloaded("requests in progress");
-    }
-    // One listener gives back everything admission took, whenever the response ends.
-    const taken: BudgetLease[] = [slot];
-    let closed = false;
-    res.once("close", () => {
-      closed = true;
-      for (const lease of taken) lease.release();
-    });
-
-    await admitKeyLimits(limiter, key, res, ctx);
-    ctx.charged = true;
-
     // A compressed body may inflate up to the limit whatever its declared length.
     const encoded = isEncoded(req.headers["content-encoding"]);
-    const reserved = budget.reserve(key.name, encoded || declared === undefined ? limits.bodyLimitBytes : declared);
-    if (reserved === "key") {
-      events.refused("key_memory");
-      throw errors.inflightBytesExceeded(key.name, budget.perKey);
-    }
-    if (reserved === "gateway") {
-      events.refused("gateway_memory");
-      throw errors.gatewayOverloaded();
-    }
-    taken.push(reserved);
-    // The client may have left while the rate limit was consulted: nothing would give the memory back then.
-    if (closed) {
-      reserved.release();
-      throw new ClientGone("before its request body was read");
-    }
+    const reserved = await admitBeforeBody(budgets, ctx, key, res, encoded || declared === undefined ? limits.bodyLimitBytes : declared);
 
     // A slow upload may be preempted to make room for a key holding less (see limits/keyed-budget.ts).
     const preempted = new AbortController();
@@ -113,7 +116,7 @@ export function admitRequest(limits: AdmissionLimits, limiter: RateLimiter, budg
     } catch {
       throw errors.malformedJson(bytes.length === 0 ? "the body is empty" : "");
     }
-    await reserveKeyTokens(limiter, res, ctx, json, bytes.length, req.path);
+    await reserveKeyTokens(budgets.limiter, res, ctx, json, bytes.length, req.path);
     ctx.admittedBody = { bytes, json, members: scan.members, lease: reserved };
     next();
   };

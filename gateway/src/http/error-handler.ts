@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from "express";
 import { ApiError, errors } from "../api/errors";
 import { maybeContextOf } from "../context/request-context";
 import type { Logger } from "../observability/logger";
-import { ClientGone } from "./client-gone";
+import { ClientGone } from "../context/client-gone";
 import { bodyStillArriving } from "./lingering-close";
 import { SSE_DONE, sseErrorEvent } from "../api/sse-events";
 

@@ -16,14 +16,18 @@ export interface FrontOptions {
 
 /**
  * The first layer every request meets, once: opens the request context (the id, the caller's if sane, echoed
- * on every response), closes the connection after the answer while draining, and hangs the three end-of-answer
- * duties on the response: bound a client that stops reading a finished answer and drop a body left unread
- * ('prefinish'), and account for the request ('close': its log line and metrics).
+ * on every response), closes the connection after the answer while draining, and hangs the end-of-answer duties
+ * on the response: end the request's life ('close': request-context.ts), bound a client that stops reading a
+ * finished answer and drop a body left unread ('prefinish'), and account for the request ('close': its log line
+ * and metrics).
  */
 export function front(opts: FrontOptions) {
   const { state, lingering, accounting, answerStallTimeoutMs } = opts;
   return (req: Request, res: Response, next: NextFunction) => {
     const ctx = openContext(res, requestIdFrom(req.headers["x-request-id"]));
+    // First of the response's 'close' listeners: the client leaving aborts every wait and upstream request of the
+    // request, and whatever it holds is given back, before anything else hears of the close.
+    res.once("close", () => ctx.end(!res.writableFinished));
     res.setHeader("x-request-id", ctx.requestId);
     // Shutting down: serve what still arrives, but close the connection after it, so clients reconnect to a
     // replica that stays (refusing it would drop a request the load balancer already sent here).

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { errors, retryAfterHeaders } from "../api/errors";
+import { systemClock, type Clock, type ClockTimer } from "../context/clock";
 import type { ApiKeyRecord } from "../context/api-key-record";
 import type { LimitTicket, Usage } from "../context/limit-ticket";
 import type { Logger } from "../observability/logger";
@@ -41,6 +42,8 @@ export interface RateLimiterOptions {
   probeIntervalMs?: number;
   /** Whether the shared store was reachable at start. */
   startUp?: boolean;
+  /** Time and timers (the simulation's virtual clock in tests). */
+  clock?: Clock;
 }
 
 /** `max_tokens` of a legacy completion that sets none. */
@@ -102,9 +105,9 @@ function limitHeaders(key: KeyLimits, r: { requestsLevel?: number; tokensLevel?:
 export class RateLimiter {
   private readonly local: LocalBuckets;
   private up: boolean;
-  private readonly sweeper: NodeJS.Timeout;
-  private readonly renewer: NodeJS.Timeout | undefined;
-  private prober: NodeJS.Timeout | undefined;
+  private readonly sweeper: ClockTimer;
+  private readonly renewer: ClockTimer | undefined;
+  private prober: ClockTimer | undefined;
   /** Slots held in the shared store by this replica's requests: slot id -> key name. */
   private readonly heldShared = new Map<string, string>();
   private readonly replicaId = randomBytes(6).toString("base64url");
@@ -112,6 +115,8 @@ export class RateLimiter {
   readonly windowMs: number;
   readonly failureMode: LimitsFailureMode;
   readonly reserveCeiling: number;
+  /** @internal */
+  readonly clock: Clock;
   private readonly defaultMaxConcurrent: number | undefined;
   private readonly probeIntervalMs: number;
 
@@ -126,14 +131,13 @@ export class RateLimiter {
     this.reserveCeiling = options.reserveCeiling ?? 4096;
     this.defaultMaxConcurrent = options.defaultMaxConcurrent;
     this.probeIntervalMs = options.probeIntervalMs ?? 1000;
-    this.local = new LocalBuckets(Date.now, this.windowMs);
-    this.sweeper = setInterval(() => this.local.sweep(), this.windowMs);
-    this.sweeper.unref();
+    this.clock = options.clock ?? systemClock;
+    this.local = new LocalBuckets(() => this.clock.now(), this.windowMs);
+    this.sweeper = this.clock.every(this.windowMs, () => this.local.sweep());
     this.up = shared !== undefined;
     if (shared) {
       const leaseMs = options.leaseMs ?? 30_000;
-      this.renewer = setInterval(() => void this.renew(), Math.max(50, Math.floor(leaseMs / 3)));
-      this.renewer.unref();
+      this.renewer = this.clock.every(Math.max(50, Math.floor(leaseMs / 3)), () => void this.renew());
       this.events.storeUp?.(true);
       if (options.startUp === false) this.markDown(new Error("not reachable at start"));
     }
@@ -156,7 +160,7 @@ export class RateLimiter {
 
   /**
    * Admits a request of `key` (taking one request and a slot) or throws the 429 (or, failing closed, 503)
-   * envelope. The ticket, if any, must be ended when the response ends (see request-limits.ts).
+   * envelope. The ticket, if any, must be released when the response ends (see request-limits.ts).
    */
   async admit(key: ApiKeyRecord): Promise<LimitTicket | undefined> {
     const limits = this.limitsOf(key);
@@ -238,8 +242,7 @@ export class RateLimiter {
         ? "rate-limit store unreachable: enforcing limits per replica until it returns"
         : "rate-limit store unreachable: refusing requests of limited keys (503) until it returns",
     );
-    this.prober = setInterval(() => void this.probe(), this.probeIntervalMs);
-    this.prober.unref();
+    this.prober = this.clock.every(this.probeIntervalMs, () => void this.probe());
   }
 
   private async probe(): Promise<void> {
@@ -250,16 +253,16 @@ export class RateLimiter {
     }
     if (this.up) return;
     this.up = true;
-    clearInterval(this.prober);
+    this.clock.cancel(this.prober);
     this.prober = undefined;
     this.events.storeUp?.(true);
     this.log.info("rate-limit store reachable again: limits are shared across replicas");
   }
 
   stop(): void {
-    clearInterval(this.sweeper);
-    clearInterval(this.renewer);
-    clearInterval(this.prober);
+    this.clock.cancel(this.sweeper);
+    this.clock.cancel(this.renewer);
+    this.clock.cancel(this.prober);
   }
 }
 
@@ -275,7 +278,7 @@ class StoreTicket implements LimitTicket {
   private tokenStore: Buckets;
   private settled = false;
   private ended = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
 
   constructor(
     private readonly limiter: RateLimiter,
@@ -300,6 +303,8 @@ class StoreTicket implements LimitTicket {
     if (!out.allowed) throw this.limiter.refusal(this.key, this.limits, "tokens", out.waitMs, { ...this.headers });
     this.reserved = want;
     this.tokenStore = store;
+    // The response closed while the store answered: nothing will settle this reservation, so it goes back now.
+    if (this.ended) await this.settle(undefined, false);
   }
 
   /**
@@ -310,7 +315,7 @@ class StoreTicket implements LimitTicket {
   async settle(usage: Usage | undefined, began: boolean): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    clearTimeout(this.timer);
+    this.limiter.clock.cancel(this.timer);
     const tpm = this.limits.tpm;
     if (!tpm) return;
     const used = usage ? (usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0)) : began ? this.reserved : 0;
@@ -319,7 +324,7 @@ class StoreTicket implements LimitTicket {
   }
 
   /** The response closed, however: the slot goes back at once; unsettled tokens after a grace. */
-  end(): void {
+  release(): void {
     if (this.ended) return;
     this.ended = true;
     const slot = this.slot;
@@ -329,8 +334,7 @@ class StoreTicket implements LimitTicket {
       void this.limiter.onStore(this.store, (b) => b.release(this.key.name, slot));
     }
     if (!this.settled && this.reserved > 0) {
-      this.timer = setTimeout(() => void this.settle(undefined, false), SETTLE_GRACE_MS);
-      this.timer.unref();
+      this.timer = this.limiter.clock.after(SETTLE_GRACE_MS, () => void this.settle(undefined, false));
     }
   }
 }

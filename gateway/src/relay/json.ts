@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { Dispatcher } from "undici";
 import { ApiError, errors } from "../api/errors";
 import { HELD_ANSWER_MAX_BYTES } from "../config/settings";
-import { ClientGone } from "../http/client-gone";
+import { ClientGone } from "../context/client-gone";
 import { writable } from "../http/client-stall";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import { normalizeUpstreamError } from "../upstream/normalize-error";

@@ -56,15 +56,15 @@ describe("RateLimiter tickets", () => {
     const t1 = (await limiter.admit(key))!;
     await t1.reserve(600);
     await expect(limiter.admit(key)).rejects.toMatchObject({ status: 429, code: "concurrency_limit_exceeded" });
-    t1.end();
+    t1.release();
     await t1.settle({ total_tokens: 100 }, true);
     const t2 = (await limiter.admit(key))!;
     // 1000 - 100 used: 900 left, so an 890-token reservation fits and leaves 10: too few for a 50-token request.
     await t2.reserve(890);
-    t2.end();
+    t2.release();
     const t3 = (await limiter.admit(key))!;
     await expect(t3.reserve(50)).rejects.toMatchObject({ status: 429, code: "rate_limit_exceeded", type: "tokens" });
-    t3.end();
+    t3.release();
     limiter.stop();
   });
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errors } from "../../api/errors";
-import { ClientGone } from "../client-gone";
+import { ClientGone } from "../../context/client-gone";
 
 export interface BodyReadLimits {
   /** Bytes as sent (before decompression). */
