@@ -62,6 +62,8 @@ export const apiKeySpecSchema = z.strictObject({
   rpm: ApiKeyEntrySchema.shape.rpm,
   tpm: ApiKeyEntrySchema.shape.tpm,
   maxConcurrent: ApiKeyEntrySchema.shape.maxConcurrent,
+  priority: ApiKeyEntrySchema.shape.priority,
+  weight: ApiKeyEntrySchema.shape.weight,
   /** Part of the random resource's keepers: any new value replaces the secret part (a rotation). */
   rotation: z.union([z.number().int().nonnegative(), nonEmpty]).optional(),
 });
@@ -108,7 +110,7 @@ export const gatewaySchema = z
       .default([])
       .meta(
         doc(
-          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `rotation` (bump it for a new secret); removing an entry revokes the key. The keys are the secret stack output `gateway.apiKeys`.",
+          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `priority` (`interactive`, or `batch`: served after interactive keys when a model is busy), `weight` (share of a busy model's slots, default 1), `rotation` (bump it for a new secret); removing an entry revokes the key. The keys are the secret stack output `gateway.apiKeys`.",
           [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", rotation: 1 }],
         ),
       ),

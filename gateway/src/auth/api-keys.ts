@@ -23,6 +23,10 @@ export const ApiKeyEntrySchema = z.strictObject({
   tpm: z.number().int().positive().optional(),
   /** Requests of this key in progress at once, across all gateway replicas; absent = GATEWAY_KEY_MAX_CONCURRENT (unset: unlimited). */
   maxConcurrent: z.number().int().positive().optional(),
+  /** How its requests are served when a model is busy: `batch` waits behind `interactive` and is refused first. */
+  priority: z.enum(["interactive", "batch"]).optional(),
+  /** Its share of a busy model's slots relative to other keys of its priority (default 1). */
+  weight: z.number().positive().max(1000).optional(),
 });
 
 export const ApiKeysFileSchema = z.strictObject({ keys: z.array(ApiKeyEntrySchema) });
@@ -68,6 +72,8 @@ export class ApiKeyStore {
           rpm: parsed.rpm,
           tpm: parsed.tpm,
           maxConcurrent: parsed.maxConcurrent,
+          priority: parsed.priority,
+          weight: parsed.weight,
         },
       });
     }

@@ -48,7 +48,7 @@ export const BYTES_PER_LINGERING = 64 * 1024;
 /** V8 collects lazily: garbage between collections (measured up to about 60 MiB over the live set). */
 export const COLLECTION_SLACK_BYTES = 64 * MiB;
 
-export type MemoryBoundSettings = Pick<GatewaySettings, "maxConnections" | "bodyMemoryBytes" | "bodyLimitBytes" | "answerMemoryBytes" | "maxInFlightRequests" | "maxLingeringConnections">;
+export type MemoryBoundSettings = Pick<GatewaySettings, "maxConnections" | "bodyMemoryBytes" | "waitingBodyMemoryBytes" | "bodyLimitBytes" | "answerMemoryBytes" | "maxInFlightRequests" | "maxLingeringConnections">;
 
 /** The bound's terms, in bytes, in the order docs/gateway-api.md lists them. */
 export function memoryBoundTerms(s: MemoryBoundSettings): Record<MemoryBoundTerm, number> {
@@ -56,6 +56,7 @@ export function memoryBoundTerms(s: MemoryBoundSettings): Record<MemoryBoundTerm
     process: PROCESS_BASE_BYTES,
     connections: s.maxConnections * BYTES_PER_CONNECTION,
     requestBodies: s.bodyMemoryBytes,
+    waitingBodies: s.waitingBodyMemoryBytes,
     answers: s.answerMemoryBytes,
     requestsInProgress: s.maxInFlightRequests * BYTES_PER_REQUEST,
     parsing: PARSE_AMPLIFICATION * s.bodyLimitBytes,
@@ -71,6 +72,10 @@ export const MEMORY_BOUND_TERMS = {
   requestBodies: {
     label: "Request bodies",
     why: "`bodyMemoryBytes`, each body held once, as bytes, until it is sent; the parsed form is dropped before the request waits for anything",
+  },
+  waitingBodies: {
+    label: "Bodies of waiting requests",
+    why: "`waitingBodyMemoryBytes`: a request waiting for a replica keeps its body here instead",
   },
   answers: {
     label: "Held answers",

@@ -93,14 +93,19 @@ const LimitsSchema = {
     why: "Parsed, each costs about 40 bytes (4 MiB of `{}` would be 56 MiB of heap). Real requests hold a few thousand (a long conversation, 128 tools, 2,048 token arrays): 15x room, and a parsed body stays under about 6x its size.",
     clientSees: "400 `json_too_complex`.",
   }),
-  bodyMemoryBytes: limit(count().default(64 * MiB), {
-    description: "Request bodies held in memory by the whole gateway, reserved before the body is read (declared length, else bodyLimitBytes) until it is sent upstream. When full, an upload still arriving from the key holding the most yields to a key holding less.",
-    why: "Sixteen maximum-size bodies, or thousands of ordinary ones, arriving or waiting at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
+  bodyMemoryBytes: limit(count().default(48 * MiB), {
+    description: "Request bodies held in memory by the whole gateway, reserved before the body is read (declared length, else bodyLimitBytes) until it is sent upstream, except while the request waits for a replica (waitingBodyMemoryBytes). When full, an upload still arriving from the key holding the most yields to a key holding less.",
+    why: "Twelve maximum-size bodies, or thousands of ordinary ones, arriving or on their way at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
     clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
   }),
+  waitingBodyMemoryBytes: limit(count().default(16 * MiB), {
+    description: "Request bodies of requests waiting for a replica (a busy model's queue, or held while a model wakes), the whole gateway: a waiting body moves here from bodyMemoryBytes and still counts in its key's share, so waiting requests never take memory from requests that can go.",
+    why: "Thousands of ordinary prompts, or four maximum-size ones, waiting at once; waiting is bounded in count per model too (maxQueueLength, wake.maxHeld). Taken from what bodyMemoryBytes had, so the memory bound is unchanged.",
+    clientSees: "429 `model_saturated` with `retry-after` when a request would wait and this is full.",
+  }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
-    description: "Request bodies held in memory for one API key (its share of bodyMemoryBytes). At least bodyLimitBytes.",
-    why: "Four maximum-size bodies, or hundreds of ordinary ones, arriving or waiting for a slot at once; a key that stalls uploads can hold only a quarter of the gateway's body memory, so other keys keep being served.",
+    description: "Request bodies held in memory for one API key, arriving, on their way or waiting (its share of bodyMemoryBytes and waitingBodyMemoryBytes). At least bodyLimitBytes.",
+    why: "Four maximum-size bodies, or hundreds of ordinary ones, arriving or waiting for a slot at once; a key that stalls uploads can hold only a third of the gateway's body memory, so other keys keep being served.",
     clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
   }),
   maxInFlightRequests: limit(count().default(1024), {
@@ -305,6 +310,7 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
   const issue = (path: keyof GatewaySettings, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
   if (s.bodyMemoryPerKeyBytes < s.bodyLimitBytes) issue("bodyMemoryPerKeyBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
   if (s.bodyMemoryBytes < s.bodyMemoryPerKeyBytes) issue("bodyMemoryBytes", `must be at least the per-key share (${s.bodyMemoryPerKeyBytes})`);
+  if (s.waitingBodyMemoryBytes < s.bodyLimitBytes) issue("waitingBodyMemoryBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
   if (s.answerMemoryPerKeyBytes < HELD_ANSWER_MAX_BYTES) issue("answerMemoryPerKeyBytes", `must be at least the largest held answer (${HELD_ANSWER_MAX_BYTES})`);
   if (s.maxInFlightRequests < s.maxInFlightRequestsPerKey) issue("maxInFlightRequests", `must be at least the per-key share (${s.maxInFlightRequestsPerKey})`);
   if (s.answerMemoryBytes < s.answerMemoryPerKeyBytes) issue("answerMemoryBytes", `must be at least the per-key share (${s.answerMemoryPerKeyBytes})`);
@@ -360,6 +366,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   maxJsonContainers: "GATEWAY_MAX_JSON_CONTAINERS",
   bodyMemoryBytes: "GATEWAY_BODY_MEMORY_BYTES",
   bodyMemoryPerKeyBytes: "GATEWAY_BODY_MEMORY_PER_KEY_BYTES",
+  waitingBodyMemoryBytes: "GATEWAY_WAITING_BODY_MEMORY_BYTES",
   clientStallTimeoutMs: "GATEWAY_CLIENT_STALL_TIMEOUT_MS",
   logLinesPerSecond: "GATEWAY_LOG_LINES_PER_SECOND",
   sseKeepAliveMs: "GATEWAY_SSE_KEEPALIVE_MS",

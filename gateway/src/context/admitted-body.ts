@@ -10,6 +10,8 @@ export interface JsonMember {
 /** The memory a body holds (a lease of limits/keyed-budget.ts): resized to the bytes kept, released once they are let go. */
 export interface BodyLease {
   resize(bytes: number): void;
+  /** Its request waits for a replica: the bytes count in the waiting bodies' budget instead (false: no room there). */
+  park(): boolean;
   release(): void;
 }
 

@@ -5,12 +5,17 @@
  * sent to the model server or the request ended), for memory of answers held until their clients take them, and,
  * counted in requests, for the requests in progress.
  *
+ * A lease may be parked (a request body while its request waits for a replica): its units then count in a second
+ * gateway-wide total, `parkedTotal`, instead of `total`, and still in its key's share. Waiting requests so never take
+ * room from requests that can go, and what they hold is bounded on its own.
+ *
  * For request bodies, when the gateway-wide budget is full, uploads still in progress (leases marked
  * `uploading`) of the key holding the most yield to a key holding less (oldest first): several keys stalling
  * uploads together cannot starve the others either.
  */
 export class KeyedBudget {
   private used = 0;
+  private parkedUsed = 0;
   private readonly byKey = new Map<string, number>();
   /** Leases whose body is still arriving, per key, oldest first: the ones that may be preempted. */
   private readonly uploading = new Map<string, Set<BudgetLease>>();
@@ -18,11 +23,18 @@ export class KeyedBudget {
   constructor(
     readonly total: number,
     readonly perKey: number,
+    /** Units parked leases may hold together (0: none may park). */
+    readonly parkedTotal = 0,
   ) {}
 
-  /** Units (bytes, or requests) currently reserved by all keys. */
+  /** Units (bytes, or requests) currently reserved by all keys, parked ones included. */
   get reserved(): number {
-    return this.used;
+    return this.used + this.parkedUsed;
+  }
+
+  /** Units of parked leases. */
+  get parked(): number {
+    return this.parkedUsed;
   }
 
   reservedBy(key: string): number {
@@ -53,11 +65,20 @@ export class KeyedBudget {
   }
 
   /** @internal Lease bookkeeping. */
-  adjust(key: string, delta: number): void {
-    this.used += delta;
+  adjust(key: string, delta: number, parked = false): void {
+    if (parked) this.parkedUsed += delta;
+    else this.used += delta;
     const next = this.reservedBy(key) + delta;
     if (next > 0) this.byKey.set(key, next);
     else this.byKey.delete(key);
+  }
+
+  /** @internal Moves a lease's units from `total` to `parkedTotal`, if they fit there. */
+  park(key: string, units: number): boolean {
+    if (this.parkedUsed + units > this.parkedTotal) return false;
+    this.used -= units;
+    this.parkedUsed += units;
+    return true;
   }
 
   /** @internal */
@@ -75,6 +96,7 @@ export class KeyedBudget {
 
 export class BudgetLease {
   private released = false;
+  private parked = false;
   private onPreempt: (() => void) | undefined;
 
   constructor(
@@ -85,6 +107,11 @@ export class BudgetLease {
 
   get size(): number {
     return this.released ? 0 : this.bytes;
+  }
+
+  /** Its units count in the budget's parked total (its request waits, or waited, for a replica). */
+  get isParked(): boolean {
+    return this.parked && !this.released;
   }
 
   /** While the body arrives the lease may be preempted: then `onPreempt` runs (after the bytes are returned). */
@@ -103,8 +130,19 @@ export class BudgetLease {
   /** Once the real size is known: usually smaller than reserved (a rewritten body may be a few bytes larger). */
   resize(bytes: number): void {
     if (this.released) return;
-    this.budget.adjust(this.key, bytes - this.bytes);
+    this.budget.adjust(this.key, bytes - this.bytes, this.parked);
     this.bytes = bytes;
+  }
+
+  /**
+   * Its request waits (for a replica): its units move to the budget's parked total, where they stay until released.
+   * False when they do not fit there; true if released or parked already.
+   */
+  park(): boolean {
+    if (this.released || this.parked) return true;
+    if (!this.budget.park(this.key, this.bytes)) return false;
+    this.parked = true;
+    return true;
   }
 
   /** Idempotent: called when the body is no longer needed and again, as a safety net, when the request closes. */
@@ -112,7 +150,7 @@ export class BudgetLease {
     if (this.released) return;
     this.released = true;
     this.budget.setUploading(this.key, this, false);
-    this.budget.adjust(this.key, -this.bytes);
+    this.budget.adjust(this.key, -this.bytes, this.parked);
   }
 
   /** @internal Called by the budget to make room. */

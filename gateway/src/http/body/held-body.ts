@@ -40,8 +40,11 @@ export class HeldBody {
     return true;
   }
 
-  /** One attempt's body: the bytes, released once the upstream request has read them all. */
-  stream(): Readable {
+  /**
+   * One attempt's body. Once the upstream request has read it all, `sent` is called if given (the caller decides
+   * when to let the bytes go), else the bytes are released.
+   */
+  stream(sent?: () => void): Readable {
     let bytes = this.bytes;
     const body = new Readable({
       read() {
@@ -50,8 +53,13 @@ export class HeldBody {
         this.push(null);
       },
     });
-    body.once("end", () => this.release());
+    body.once("end", () => (sent ? sent() : this.release()));
     return body;
+  }
+
+  /** The request waits for a replica: its memory counts among waiting bodies (false: there is no room there). */
+  park(): boolean {
+    return this.bytes === undefined || this.lease.park();
   }
 
   /** The model server has the body, or the request is over: free the bytes. Idempotent. */
