@@ -28,6 +28,7 @@ import { DnsDiscovery } from "./upstream/dns-discovery";
 import { HealthChecker } from "./upstream/health-checker";
 import { LoadScraper } from "./upstream/load-scraper";
 import { AdapterClient } from "./upstream/lora/adapter-client";
+import type { AdapterEvents } from "./upstream/lora/pool-adapters";
 import type { Replica } from "./upstream/replica";
 import { ModelRegistry } from "./upstream/registry";
 
@@ -139,13 +140,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     dispatcher,
     { intervalMs: settings.healthIntervalMs, timeoutMs: settings.healthTimeoutMs, unhealthyThreshold: settings.unhealthyThreshold },
     log,
-    // A replica that turns ready releases what its model holds or queues at once, not at the next recheck.
-    (replica) => registry.get(replica.modelId)?.replicaChanged(replica),
   );
-  connectAdapters(registry, metrics, log, new AdapterClient({ dispatcher, authorization: upstreamAuthorization(settings), timeoutMs: settings.upstreamHeadersTimeoutMs }));
-  for (const pool of registry.all()) pool.wakeQueue?.listen(metrics.forWake(pool.model.id));
+  connectAdapters(registry, metrics, log, new AdapterClient({ dispatcher, authorization: upstreamAuthorization(settings), timeoutMs: settings.upstreamHeadersTimeoutMs }), settings.healthTimeoutMs);
+  for (const pool of registry.all()) {
+    if (pool.wakes) pool.scheduler.listen(metrics.forWake(pool.model.id));
+    pool.scheduler.watch(metrics.forQueue(pool.model.id));
+  }
 
-  const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes);
+  const budget = new KeyedBudget(settings.bodyMemoryBytes, settings.bodyMemoryPerKeyBytes, settings.waitingBodyMemoryBytes);
   const answerBudget = new KeyedBudget(settings.answerMemoryBytes, settings.answerMemoryPerKeyBytes);
   const inFlight = new KeyedBudget(settings.maxInFlightRequests, settings.maxInFlightRequestsPerKey);
   const sampler = new LogSampler(settings.logLinesPerSecond, log);
@@ -210,7 +212,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       keysReloader?.stop();
       discoveries.forEach((d) => d.stop());
       // Requests held for a model to wake would outlast the grace: answered 503 now, their clients retry elsewhere.
-      for (const pool of registry.all()) pool.wakeQueue?.close();
+      for (const pool of registry.all()) pool.scheduler.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // Keep-alive connections that go idle while in-flight requests finish are closed as they go idle.
       const idleSweep = setInterval(() => server.closeIdleConnections(), 100);
@@ -253,14 +255,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
 }
 
 /** Each model with adapters loads them through `client`; every load, failure and eviction is counted and logged. */
-function connectAdapters(registry: ModelRegistry, metrics: GatewayMetrics, log: Logger, client: AdapterClient): void {
+function connectAdapters(registry: ModelRegistry, metrics: GatewayMetrics, log: Logger, client: AdapterClient, listingTimeoutMs: number): void {
   for (const pool of registry.all()) {
     const adapters = pool.adapters;
     if (!adapters) continue;
     const model = pool.model.id;
     const counted = metrics.forAdapters(model);
     for (const { id } of adapters.lora.adapters) for (const outcome of ["success", "failure"]) metrics.adapterLoads.inc({ model, adapter: id, outcome }, 0);
-    adapters.connect(client, {
+    const events: AdapterEvents = {
       loaded: (adapter, replica, seconds) => {
         counted.loaded(adapter, seconds);
         log.info({ model, adapter, replica, loadMs: Math.round(seconds * 1000) }, "adapter loaded");
@@ -273,6 +275,7 @@ function connectAdapters(registry: ModelRegistry, metrics: GatewayMetrics, log: 
         counted.evicted(adapter);
         log.info({ model, adapter, replica, for: forAdapter }, "adapter evicted");
       },
-    });
+    };
+    adapters.connect(client, events, listingTimeoutMs);
   }
 }

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { PRIORITIES, type Priority } from "../context/api-key-record";
 import { EventLoopDelay } from "./event-loop-delay";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
 
@@ -20,7 +21,13 @@ export interface ModelMetrics extends TokenTimingSink {
 
 /** What the serving gauges read at each scrape: the models and their replicas (upstream/registry.ts). */
 export interface ServingState {
-  all(): readonly { readonly model: { readonly id: string; readonly wake?: object }; readonly isReady: boolean; readonly heldLength: number }[];
+  all(): readonly {
+    readonly model: { readonly id: string; readonly wake?: object };
+    readonly isReady: boolean;
+    readonly heldLength: number;
+    /** Requests waiting for room now, by their key's priority. */
+    queuedBy(priority: Priority): number;
+  }[];
   replicas(): readonly ReplicaState[];
   /** The LoRA adapters, each on its base model. */
   adapters(): readonly { readonly adapter?: string; readonly pool: { readonly model: { readonly id: string }; readonly isReady: boolean } }[];
@@ -34,10 +41,20 @@ export interface ReplicaState {
   readonly saturated: boolean;
 }
 
-/** What a model's hold queue reports (upstream/wake-queue.ts): how held requests left, and each wake's duration. */
+/** What a model's scheduler reports of held requests (upstream/scheduler/): how they left, and each wake's duration. */
 export interface WakeSink {
   outcome(outcome: HeldOutcome): void;
   woke(seconds: number): void;
+}
+
+/** Why a model's scheduler refused a request that could not go at once. */
+export type QueueRefusal = "queue_full" | "timeout" | "displaced" | "no_memory" | "no_replica";
+
+/** What a model's scheduler reports of requests that waited (the metrics; the simulation checks its order through it). */
+export interface QueueSink {
+  /** A waiting request is about to take a slot after `waitedMs`; the others still wait, as they were. */
+  dispatched(tenant: { readonly priority: Priority }, waitedMs: number, held: boolean): void;
+  refused(tenant: { readonly priority: Priority }, reason: QueueRefusal, held: boolean): void;
 }
 
 /**
@@ -50,6 +67,9 @@ export type HeldOutcome = (typeof HELD_OUTCOMES)[number];
 
 /** Time to wake, 1 s to 20 min: a cached model on a warm node at the low end, a cold node and a download at the top. */
 const WAKE_BUCKETS = [1, 2.5, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 900, 1200];
+
+/** Waits for room, 5 ms to 2 min: a slot freeing at once at the low end, queueTimeoutMs raised far at the top. */
+const QUEUE_WAIT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120];
 
 /** Adapter loads, 50 ms to 2 min: local disk at the low end, network storage at the top. */
 const ADAPTER_LOAD_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -183,6 +203,21 @@ export class GatewayMetrics {
     registers: [this.registry],
   });
 
+  readonly queueWait = new Histogram({
+    name: "gateway_queue_wait_seconds",
+    help: "Time a request waited for room on a busy model before it got a replica (held requests of a waking model not included: gateway_model_wake_seconds), by the key's priority.",
+    labelNames: ["model", "priority"] as const,
+    buckets: QUEUE_WAIT_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly queueRefusals = new Counter({
+    name: "gateway_queue_refusals_total",
+    help: "Requests the model's scheduler refused (429, or 503 for no_replica) instead of placing, by the key's priority and why: queue_full (maxQueueLength or wake.maxHeld reached), displaced (pushed out for a request of a higher priority, or of a key waiting with less), timeout (queueTimeoutMs or wake.timeoutMs), no_memory (waitingBodyMemoryBytes full), no_replica (none left it may use).",
+    labelNames: ["model", "priority", "reason"] as const,
+    registers: [this.registry],
+  });
+
   readonly wakeSeconds = new Histogram({
     name: "gateway_model_wake_seconds",
     help: "Time from the first request held while the model had no ready replica to its first ready replica.",
@@ -254,6 +289,16 @@ export class GatewayMetrics {
     };
   }
 
+  /** Where a model's scheduler reports the requests that waited for room. */
+  forQueue(model: string): QueueSink {
+    return {
+      dispatched: (tenant, waitedMs, held) => {
+        if (!held) this.queueWait.observe({ model, priority: tenant.priority }, waitedMs / 1000);
+      },
+      refused: (tenant, reason) => this.queueRefusals.inc({ model, priority: tenant.priority, reason }),
+    };
+  }
+
   /** Where a model's adapter loads and evictions are counted. */
   forAdapters(model: string): { loaded(adapter: string, seconds: number): void; loadFailed(adapter: string, seconds: number): void; evicted(adapter: string): void } {
     return {
@@ -281,7 +326,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: "gateway_body_memory_bytes",
-      help: "Bytes of request bodies reserved in memory now (bounded by GATEWAY_BODY_MEMORY_BYTES).",
+      help: "Bytes of request bodies reserved in memory now, waiting requests' included (bounded by GATEWAY_BODY_MEMORY_BYTES plus GATEWAY_WAITING_BODY_MEMORY_BYTES).",
       registers: [this.registry],
       collect() {
         this.set(read.bodyMemoryBytes());
@@ -336,6 +381,15 @@ export class GatewayMetrics {
       collect() {
         this.reset();
         for (const t of models.adapters()) if (t.adapter !== undefined) this.set({ model: t.adapter, parent: t.pool.model.id }, t.pool.isReady ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "gateway_model_queued_requests",
+      help: "Requests waiting now for room on a busy model (every replica at its cap, or none with room for the request's adapter), by the key's priority. Also counted in gateway_requests_in_flight.",
+      labelNames: ["model", "priority"] as const,
+      registers: [this.registry],
+      collect() {
+        for (const p of models.all()) for (const priority of PRIORITIES) this.set({ model: p.model.id, priority }, p.queuedBy(priority));
       },
     });
     const waking = models.all().filter((p) => p.model.wake);

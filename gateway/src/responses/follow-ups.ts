@@ -10,7 +10,7 @@ import { admitKeyLimits } from "../limits/request-limits";
 import { relayAnswer, type RelayOptions } from "../relay";
 import type { TokenTimingSink } from "../observability/metrics";
 import type { ModelRegistry } from "../upstream/registry";
-import { CONNECT_ERRORS, errorCode, type SendOptions } from "../upstream/send";
+import { CONNECT_ERRORS, errorCode, guardBody, type SendOptions } from "../upstream/send";
 import type { ResponseIds } from "./response-ids";
 
 export interface FollowUpDeps {
@@ -72,25 +72,23 @@ function forward(deps: FollowUpDeps, method: "GET" | "POST", suffix: string) {
     const { id, pool, replica } = locate(deps, req, res);
     const query = req.url.indexOf("?");
     const asksStream = method === "GET" && /^(true|1)$/i.test(String(req.query.stream ?? ""));
-    const abort = new AbortController();
-    res.on("close", () => {
-      if (!res.writableFinished) abort.abort();
-    });
     const headers: Record<string, string> = { accept: asksStream ? "text/event-stream" : "application/json", "x-request-id": ctx.requestId };
     if (options.upstreamAuthorization) headers.authorization = options.upstreamAuthorization;
     let upstream;
     try {
       // The id passed the pattern check in locate(): only hex after `resp_`, nothing to escape.
-      upstream = await request(`${replica.url}/v1/responses/${id}${suffix}${query >= 0 ? req.url.slice(query) : ""}`, {
+      upstream = guardBody(
+        await request(`${replica.url}/v1/responses/${id}${suffix}${query >= 0 ? req.url.slice(query) : ""}`, {
         method,
         dispatcher: options.dispatcher,
         headers,
-        signal: abort.signal,
+        signal: ctx.signal,
         headersTimeout: options.headersTimeoutMs,
-        bodyTimeout: options.idleTimeoutMs,
-      });
+          bodyTimeout: options.idleTimeoutMs,
+        }),
+      );
     } catch (err) {
-      if (abort.signal.aborted) return;
+      if (ctx.signal.aborted) return;
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       // Only a failed connection says the replica is gone; anything else is this request's trouble.
@@ -103,7 +101,7 @@ function forward(deps: FollowUpDeps, method: "GET" | "POST", suffix: string) {
     ctx.log.stream = stream;
     const relayed = await relayAnswer(
       upstream,
-      { res, spec: retrieved, modelId: pool.model.id, upstreamModel: pool.upstreamModel, stream, clientWantsUsage: false, keyName: ctx.key!.name, signal: abort.signal, timings: NO_TIMINGS },
+      { res, spec: retrieved, modelId: pool.model.id, upstreamModel: pool.upstreamModel, stream, clientWantsUsage: false, keyName: ctx.key!.name, signal: ctx.signal, timings: NO_TIMINGS },
       options,
     );
     ctx.log.streamError = relayed.streamError;

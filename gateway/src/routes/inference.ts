@@ -14,6 +14,7 @@ import { SseKeepAlive } from "../relay/keep-alive";
 import { RESPONSE_STAMP_LENGTH, type ResponseIds } from "../responses/response-ids";
 import type { ModelRegistry } from "../upstream/registry";
 import type { Replica } from "../upstream/replica";
+import { tenantOf } from "../upstream/scheduler/tenant";
 import { send, type SendOptions, type UpstreamCall } from "../upstream/send";
 
 export interface InferenceOptions extends SendOptions, RelayOptions {
@@ -80,17 +81,15 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
     ? { firstToken: (s: number) => ((ctx.firstTokenSeconds = (performance.now() - ctx.started) / 1000), perModel.firstToken(s)), interTokens: perModel.interTokens }
     : perModel;
 
-  const abort = new AbortController();
-  res.on("close", () => {
-    if (!res.writableFinished) abort.abort();
-  });
-
   perModel.inFlight.inc();
   const keepAlive = stream ? new SseKeepAlive(res, options.sseKeepAliveMs) : undefined;
   try {
     // Held for a model waking from zero: a stream starts its keep-alives at once; the log line says how long.
-    const hold = pool.wakeQueue && { started: () => keepAlive?.held(), ended: (ms: number) => (ctx.log.heldMs = Math.round(ms)) };
-    const sent = await send({ pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: abort.signal, pick, retried: perModel.retried, traceHeaders, hold, ...sticky }, options);
+    const hold = pool.wakes ? { started: () => keepAlive?.held(), ended: (ms: number) => (ctx.log.heldMs = Math.round(ms)) } : undefined;
+    const sent = await send(
+      { pool, path: spec.path, body, requestId: ctx.requestId, stream, signal: ctx.signal, pick, tenant: tenantOf(key), retried: perModel.retried, traceHeaders, hold, ...sticky },
+      options,
+    );
     keepAlive?.stop();
     ctx.log.attempts = sent.attempts;
     ctx.log.replica = sent.replica?.url;
@@ -99,7 +98,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
     try {
       relayed = await relayAnswer(
         sent.upstream,
-        { res, spec, modelId: model, upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: abort.signal, timings },
+        { res, spec, modelId: model, upstreamModel, stream, clientWantsUsage, keyName: key.name, signal: ctx.signal, timings },
         options,
       );
     } finally {

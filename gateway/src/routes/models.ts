@@ -19,7 +19,7 @@ function modelObject(id: string, target: Target, fallbackCreated: number) {
  */
 export function modelRoutes(registry: ModelRegistry, retryAfterNotReadySeconds: number, listWakeModels = false): Router {
   const router = Router();
-  const serves = (p: ModelPool) => p.isReady || (listWakeModels && p.wakeQueue !== undefined);
+  const serves = (p: ModelPool) => p.isReady || (listWakeModels && p.wakes);
   const listedAliases = (req: Request) =>
     registry
       .aliases()

@@ -1,4 +1,5 @@
 import type { Routing } from "../config/catalog";
+import { systemClock, type Clock } from "../context/clock";
 import type { Replica } from "./replica";
 import { withinLoadBound } from "./routing/filters";
 import { WeightedPicker } from "./routing/picker";
@@ -108,12 +109,12 @@ export class AdapterAffinity extends WeightedPicker implements Strategy {
   }
 }
 
-export function createStrategy(routing: Routing): Strategy {
+export function createStrategy(routing: Routing, clock: Clock = systemClock): Strategy {
   switch (routing.strategy) {
     case "round-robin":
       return new RoundRobin();
     case "prefix-affinity":
-      return new PrefixAffinity(routing);
+      return new PrefixAffinity(routing, new PrefixPlacement(clock));
     case "least-loaded":
       return new LeastLoaded();
   }

@@ -78,7 +78,7 @@ export class DnsDiscovery {
     } else {
       const ready = addresses.length > 0;
       const before = this.pool.isReady;
-      this.pool.setBackendsReady(ready);
+      this.pool.setBackends(addresses.length);
       if (before !== this.pool.isReady) this.log.info({ model: this.pool.model.id, readyPods: addresses.length }, ready ? "pool has a ready pod" : "pool has no ready pod");
     }
   }

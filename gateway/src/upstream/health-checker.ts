@@ -19,8 +19,6 @@ export class HealthChecker {
     private readonly dispatcher: Dispatcher,
     private readonly options: HealthCheckOptions,
     private readonly log: Logger,
-    /** Told when a replica turns ready or unready (its model's queues may move). */
-    private readonly changed?: (replica: Replica) => void,
   ) {}
 
   /** Starts the loop; resolves after the first round so a fresh gateway does not answer 503 needlessly. */
@@ -51,7 +49,7 @@ export class HealthChecker {
     const wasReady = replica.ready;
     if (!replica.activeChecks) {
       // Passive-only replicas come back after one interval of ejection.
-      if (!replica.ready && Date.now() - replica.ejectedAt >= this.options.intervalMs) replica.markHealthy();
+      if (!replica.ready && replica.ejectedFor(this.options.intervalMs)) replica.markHealthy();
       this.logTransition(replica, wasReady);
       return;
     }
@@ -71,7 +69,6 @@ export class HealthChecker {
 
   private logTransition(replica: Replica, wasReady: boolean): void {
     if (wasReady !== replica.ready) {
-      this.changed?.(replica);
       this.log.info(
         { model: replica.modelId, replica: replica.url, ready: replica.ready, reason: replica.lastError },
         replica.ready ? "replica ready" : "replica not ready",

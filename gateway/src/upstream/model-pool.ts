@@ -1,53 +1,55 @@
 import type { CatalogModel } from "../config/catalog";
+import type { Priority } from "../context/api-key-record";
+import { systemClock, type Clock } from "../context/clock";
 import { AdapterAffinity, createStrategy, type PickContext, type Strategy } from "./balancer";
 import { PoolAdapters } from "./lora/pool-adapters";
 import { Replica } from "./replica";
+import { ReplicaSlot } from "./replica-slot";
 import * as filters from "./routing/filters";
-import { WakeQueue, type HoldHooks } from "./wake-queue";
+import { ModelScheduler, type Fit, type Placed, type Placer, type WaitRequest } from "./scheduler/model-scheduler";
 
-export type AcquireResult = { ok: true; replica: Replica } | { ok: false; reason: "not_ready" | "saturated" };
-
-interface Waiter {
-  ctx: PickContext;
-  exclude?: ReadonlySet<Replica>;
-  resolve(result: AcquireResult): void;
-  timer: NodeJS.Timeout;
-}
-
-/** How often a non-empty wait queue re-checks replicas whose saturation came from scraped load. */
-const QUEUE_RECHECK_MS = 50;
+export type AcquireResult = Placed<ReplicaSlot>;
 
 /**
- * The replicas of one model and the choice among them. Only ready, unsaturated replicas are candidates
- * (routing/filters.ts); the model's strategy scores them and picks one. When every ready replica is saturated, requests wait in a short FIFO
- * queue (bounded in length and time) before the caller answers 429. A model that wakes on demand (`wake`) holds
- * requests while it has no ready replica (wake-queue.ts); they go first once one is ready, as fast as it has room.
+ * The replicas of one model and the choice among them. Only ready, unsaturated replicas (for an adapter: with room
+ * for it) are candidates (routing/filters.ts); the model's strategy scores them and picks one (balancer.ts). When
+ * none can take a request it waits in the model's scheduler (scheduler/model-scheduler.ts), which this pool tells of
+ * every change that may let a waiting request go: a slot given back, a replica's readiness or load, an adapter's
+ * state.
  */
-export class ModelPool {
+export class ModelPool implements Placer<ReplicaSlot> {
   private list: Replica[] = [];
+  /**
+   * Replicas discovery dropped while requests or adapter loads of this pod were still under way on them: if the same
+   * address comes back, it is the same server, with those counted.
+   */
+  private readonly retired = new Map<string, Replica>();
   private readonly strategy: Strategy;
-  private readonly queue: Waiter[] = [];
-  private recheck: NodeJS.Timeout | undefined;
-  /** Requests held while the model has no ready replica; only for a model that wakes on demand. */
-  readonly wakeQueue: WakeQueue | undefined;
+  /** Every wait of the model: saturation, wake, adapters' room, deadlines. */
+  readonly scheduler: ModelScheduler<ReplicaSlot>;
   /** Its LoRA adapters across replicas (a `lora` block, endpoints and dns modes; a pool's picker places them itself). */
   readonly adapters: PoolAdapters | undefined;
   /** How requests for an adapter pick, with `routing.adapterAffinity`. */
   private readonly adapterStrategy: Strategy | undefined;
 
-  constructor(readonly model: CatalogModel) {
-    this.strategy = createStrategy(model.routing);
+  constructor(
+    readonly model: CatalogModel,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.strategy = createStrategy(model.routing, clock);
     if (model.lora && model.upstream.mode !== "pool") {
-      this.adapters = new PoolAdapters(model.id, model.lora);
+      this.adapters = new PoolAdapters(model.id, model.lora, clock);
+      this.adapters.onChange = () => this.drain();
       if (model.routing.adapterAffinity) this.adapterStrategy = new AdapterAffinity(model.routing);
     }
-    this.wakeQueue = model.wake ? new WakeQueue(model.wake, () => this.isReady) : undefined;
+    this.scheduler = new ModelScheduler(this, model.routing, model.wake, clock);
     const up = model.upstream;
     if (up.mode === "endpoints") {
       this.list = up.endpoints.map((e) => this.newReplica(e.url, e.maxConcurrency));
     } else if (up.mode === "pool") {
-      // The pool's own endpoint picker does readiness and balancing; from here it is one address, checked passively.
-      const pool = this.newReplica(up.url, up.maxConcurrency ?? Number.MAX_SAFE_INTEGER);
+      // The pool's own endpoint picker does readiness and balancing; from here it is one address, checked passively,
+      // taking at most the model's concurrency per ready pod when its readiness name counts them.
+      const pool = this.newReplica(up.url, up.maxConcurrency ?? Number.MAX_SAFE_INTEGER, up.readiness ? model.maxConcurrency : undefined);
       pool.activeChecks = false;
       pool.markHealthy();
       this.list = [pool];
@@ -63,13 +65,29 @@ export class ModelPool {
     return this.list.some((r) => r.ready);
   }
 
+  get ready(): boolean {
+    return this.isReady;
+  }
+
+  /** The model may be at zero replicas and wakes on demand (its requests are held meanwhile). */
+  get wakes(): boolean {
+    return this.model.wake !== undefined;
+  }
+
   get queueLength(): number {
-    return this.queue.length;
+    return this.scheduler.queueLength;
+  }
+
+  /** Requests waiting for room now whose key has `priority`. */
+  queuedBy(priority: Priority): number {
+    let n = 0;
+    for (const w of this.scheduler.waiting()) if (!w.held && w.tenant.priority === priority) n += 1;
+    return n;
   }
 
   /** Requests held now for the model to wake (0 for a model that does not). */
   get heldLength(): number {
-    return this.wakeQueue?.length ?? 0;
+    return this.scheduler.heldLength;
   }
 
   /** Whether routing weighs prompt prefixes (only then is a request's prompt hashed). */
@@ -82,133 +100,99 @@ export class ModelPool {
     return this.model.upstreamModel ?? this.model.id;
   }
 
-  /** pool mode: whether the InferencePool has a ready pod (its readiness name resolves). */
-  setBackendsReady(ready: boolean): void {
-    for (const r of this.list) r.backendsReady = ready;
-    this.drain();
+  /** pool mode: how many pods the InferencePool has ready (the addresses its readiness name resolves to). */
+  setBackends(count: number): void {
+    for (const r of this.list) r.setBackends(count);
   }
 
   /** Reconciles discovered addresses: known replicas keep their state and in-flight counts. */
   setReplicaUrls(urls: readonly string[]): void {
-    const byUrl = new Map(this.list.map((r) => [r.url, r]));
-    this.list = urls.map((u) => byUrl.get(trimSlash(u)) ?? this.newReplica(u));
+    const byUrl = new Map([...this.retired.values(), ...this.list].map((r) => [r.url, r]));
+    const next = urls.map((u) => byUrl.get(trimSlash(u)) ?? this.newReplica(u));
+    const kept = new Set(next);
+    for (const r of this.list) {
+      if (kept.has(r)) continue;
+      r.retire();
+      this.retired.set(r.url, r);
+    }
+    for (const r of next) this.retired.delete(r.url);
+    for (const [url, r] of this.retired) if (r.inFlight === 0 && !r.adapters?.busy) this.retired.delete(url);
+    this.list = next;
     this.drain();
   }
 
-  /**
-   * Picks a replica now, or waits in the queue for one; `signal` abandons the wait. With `hold` (a request that may
-   * go to any replica), a model that wakes on demand and has no ready replica holds it instead of answering not_ready.
-   */
-  acquire(ctx: PickContext = {}, exclude?: ReadonlySet<Replica>, signal?: AbortSignal, hold?: HoldHooks): Promise<AcquireResult> {
-    // Arrivals do not overtake requests already waiting or held.
-    const now = this.queue.length === 0 && this.heldLength === 0 ? this.tryPick(ctx, exclude) : undefined;
-    if (now?.ok) return Promise.resolve(now);
-    if (hold && this.wakeQueue && !this.isReady) return this.held(this.wakeQueue, ctx, exclude, signal, hold);
-    if (now?.reason === "not_ready") return Promise.resolve(now);
-    if (now === undefined && !this.isReady) return Promise.resolve({ ok: false, reason: "not_ready" });
-    const { queueTimeoutMs, maxQueueLength } = this.model.routing;
-    if (queueTimeoutMs <= 0 || this.queue.length >= maxQueueLength || signal?.aborted) return Promise.resolve({ ok: false, reason: "saturated" });
-
-    return new Promise<AcquireResult>((resolve) => {
-      const waiter: Waiter = {
-        ctx,
-        exclude,
-        resolve: (r) => {
-          clearTimeout(waiter.timer);
-          signal?.removeEventListener("abort", onAbort);
-          resolve(r);
-        },
-        timer: setTimeout(() => this.leave(waiter, { ok: false, reason: "saturated" }), queueTimeoutMs),
-      };
-      const onAbort = () => this.leave(waiter, { ok: false, reason: "saturated" });
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.queue.push(waiter);
-      this.ensureRecheck();
-    });
+  /** A slot on a replica now, or a wait for one (scheduler/model-scheduler.ts). */
+  acquire(req: WaitRequest): Promise<AcquireResult> {
+    return this.scheduler.acquire(req);
   }
 
-  private async held(queue: WakeQueue, ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, signal: AbortSignal | undefined, hooks: HoldHooks): Promise<AcquireResult> {
-    const pending = queue.hold(ctx, exclude, signal, hooks);
-    this.ensureRecheck();
-    const end = await pending;
-    if (typeof end !== "string") return { ok: true, replica: end };
-    // Past its deadline with a replica up but full the queue says `saturated` (429); a wake that failed, or a gateway
-    // shutting down, is not_ready (503, which clients retry elsewhere).
-    return { ok: false, reason: end === "saturated" || end === "abandoned" ? "saturated" : "not_ready" };
-  }
-
-  /** Gives back the slot a request took (`adapter`: the adapter it claimed there). */
-  release(replica: Replica, adapter?: string): void {
-    replica.inFlight = Math.max(0, replica.inFlight - 1);
-    if (adapter !== undefined) this.adapters?.release(replica, adapter);
-    this.drain();
-  }
-
-  /** A replica turned ready or not: one that went away may come back restarted, holding only its preloaded adapters. */
-  replicaChanged(replica: Replica): void {
-    if (!replica.ready && this.adapters) replica.adapters = this.adapters.forReplica();
-    this.drain();
-  }
-
-  /** Serves held, then waiting, requests in order while replicas have room. */
+  /** Something that may let a waiting request go, or strand one, changed. */
   drain(): void {
-    const wake = this.wakeQueue;
-    if (wake && (wake.waking || wake.length > 0) && this.isReady) {
-      wake.ready();
-      wake.release((ctx, exclude) => {
-        const r = this.tryPick(ctx, exclude);
-        return r.ok ? r.replica : undefined;
-      });
-    }
-    // Held requests came first: the saturation queue waits until they are placed.
-    while (this.queue.length > 0 && this.heldLength === 0) {
-      const head = this.queue[0]!;
-      const r = this.tryPick(head.ctx, head.exclude);
-      if (!r.ok && r.reason === "saturated") break;
-      this.queue.shift();
-      head.resolve(r);
-    }
-    if (this.queue.length === 0 && this.heldLength === 0 && this.recheck) {
-      clearInterval(this.recheck);
-      this.recheck = undefined;
-    }
+    this.scheduler.drain();
   }
 
-  private leave(waiter: Waiter, result: AcquireResult): void {
-    const i = this.queue.indexOf(waiter);
-    if (i >= 0) this.queue.splice(i, 1);
-    waiter.resolve(result);
+  // The scheduler's view of the replicas (Placer): filter, then the strategy's pick.
+
+  hasRoom(): boolean {
+    return this.list.some((r) => r.ready && !r.saturated);
   }
 
-  private ensureRecheck(): void {
-    if (!this.recheck) {
-      this.recheck = setInterval(() => this.drain(), QUEUE_RECHECK_MS);
-      this.recheck.unref();
+  fit(ctx: PickContext, exclude?: ReadonlySet<Replica>): Fit {
+    const adapter = this.adapters && ctx.adapter;
+    let up = false;
+    for (const r of this.list) {
+      if (!r.ready || exclude?.has(r)) continue;
+      up = true;
+      // A replica with no room for the adapter (every slot holds one in use) is as good as saturated for this request.
+      if (!r.saturated && (!adapter || !r.adapters || r.adapters.room(adapter) !== "full")) return "now";
     }
+    return up ? "busy" : "none";
   }
 
-  private tryPick(ctx: PickContext, exclude?: ReadonlySet<Replica>): AcquireResult {
+  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, vacate: () => void): ReplicaSlot {
     // Filter → score → pick: the filters here, the scoring and the pick in the strategy (balancer.ts).
     const ready = filters.ready(this.list, exclude);
-    if (ready.length === 0) return { ok: false, reason: "not_ready" };
     let candidates = filters.unsaturated(ready);
     const adapter = this.adapters && ctx.adapter;
-    // A replica with no room for the adapter (every slot holds one in use) is as good as saturated for this request.
     if (adapter) candidates = filters.adapterRoom(candidates, adapter);
-    if (candidates.length === 0) return { ok: false, reason: "saturated" };
     const strategy = (adapter && this.adapterStrategy) || this.strategy;
     const replica = strategy.pick(candidates, ctx, ready);
     strategy.chosen?.(replica, ctx);
-    if (adapter) this.adapters!.claim(replica, adapter);
+    const claim = adapter ? this.adapters!.claim(replica, adapter) : undefined;
     replica.inFlight += 1;
-    return { ok: true, replica };
+    return new ReplicaSlot(replica, claim, () =>
+      this.scheduler.drainAfter(() => {
+        replica.inFlight -= 1;
+        vacate();
+        claim?.release();
+      }),
+    );
   }
 
-  private newReplica(url: string, maxConcurrency?: number): Replica {
-    const r = new Replica(this.model.id, trimSlash(url), maxConcurrency ?? this.model.maxConcurrency);
+  nextLoadExpiry(): number | undefined {
+    let at: number | undefined;
+    for (const r of this.list) if (r.ready && r.hasCapacity && r.saturatedByLoad) at = Math.min(at ?? Infinity, r.loadStaleAt);
+    return at;
+  }
+
+  /**
+   * A replica's readiness or load changed. One that went away may come back restarted: it holds its preloaded
+   * adapters, and what else it holds is read from its listing once it is ready again.
+   */
+  private replicaChanged(replica: Replica, readinessChanged: boolean): void {
+    if (readinessChanged && this.adapters) {
+      if (!replica.ready) replica.adapters = this.adapters.forReplica(replica.adapters);
+      else void this.adapters.learn(replica);
+    }
+    this.drain();
+  }
+
+  private newReplica(url: string, cap?: number, perBackend?: number): Replica {
+    const r = new Replica(this.model.id, trimSlash(url), cap ?? this.model.maxConcurrency, this.clock, perBackend);
     r.adapters = this.adapters?.forReplica();
     r.maxWaiting = this.model.routing.maxWaitingRequests;
     r.maxKvCacheUsage = this.model.routing.maxKvCacheUsage;
+    r.onChange = (replica, readinessChanged) => this.replicaChanged(replica, readinessChanged);
     return r;
   }
 }

@@ -56,7 +56,7 @@ export class ModelRegistry {
     if (!entry) return undefined;
     // `prefer`: the model holding the stored response a turn continues, if the alias stands for it.
     const ts = entry.targets;
-    const target = (prefer && ts.find((t) => t.pool === prefer)) ?? ts.find((t) => t.pool.isReady) ?? ts.find((t) => t.pool.wakeQueue) ?? ts[0]!;
+    const target = (prefer && ts.find((t) => t.pool === prefer)) ?? ts.find((t) => t.pool.isReady) ?? ts.find((t) => t.pool.wakes) ?? ts[0]!;
     return { ...target, alias: entry.alias };
   }
 

@@ -1,10 +1,14 @@
+import { Readable } from "node:stream";
 import { request, type Dispatcher } from "undici";
 import { errors } from "../api/errors";
+import { systemClock, type Clock } from "../context/clock";
 import type { HeldBody } from "../http/body/held-body";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
+import { extractUpstreamError, parseErrorBody } from "./normalize-error";
 import type { Replica } from "./replica";
-import type { HoldHooks } from "./wake-queue";
+import type { HoldHooks } from "./scheduler/model-scheduler";
+import { ANONYMOUS, type Tenant } from "./scheduler/tenant";
 
 /** One inference request on its way to a model server. */
 export interface UpstreamCall {
@@ -17,8 +21,10 @@ export interface UpstreamCall {
   stream: boolean;
   /** Aborted when the client goes away: the wait for a replica, or the upstream request, is cancelled at once. */
   signal: AbortSignal;
-  /** What the routing may use (prompt prefix hashes). */
+  /** What the routing may use (prompt prefix hashes, the adapter). */
   pick: PickContext;
+  /** Whose request it is: its order among waiting requests (scheduler/). */
+  tenant?: Tenant;
   /** Told when a request is retried on another replica. */
   retried?(): void;
   /** Only this replica may serve it (a follow-up of a response it stores): no other is tried. */
@@ -33,8 +39,18 @@ export interface UpstreamCall {
   hold?: HoldHooks;
 }
 
+/** How a request reaches a model server: undici's `request` in production, simulated servers in gateway/test/sim/. */
+export type UpstreamTransport = (
+  url: string,
+  options: { method: "POST"; headers: Record<string, string>; body: Readable; signal: AbortSignal; headersTimeout: number; bodyTimeout: number },
+) => Promise<Dispatcher.ResponseData>;
+
 export interface SendOptions {
   dispatcher: Dispatcher;
+  /** Replaces undici's `request` on `dispatcher` (the simulation). */
+  transport?: UpstreamTransport;
+  /** Time and timers (the simulation's virtual clock). */
+  clock?: Clock;
   /** `Authorization` value the model servers require (their API key), or undefined to send none. */
   upstreamAuthorization?: string;
   headersTimeoutMs: number;
@@ -73,6 +89,18 @@ export const CONNECT_ERRORS: ReadonlySet<string> = new Set([
   "UND_ERR_CLOSED",
 ]);
 
+/**
+ * How long an adapter request's bytes are kept after they were sent, ms, in case the model server answers 404 for the
+ * adapter (vLLM checks the model name as soon as the body is in): then it is reloaded and the request sent again.
+ */
+export const ADAPTER_RETRY_WINDOW_MS = 2000;
+
+/** Error bodies read to tell an adapter's 404 from another: vLLM's are a few hundred bytes. */
+const MAX_404_BODY_BYTES = 16 * 1024;
+
+/** A placement the adapter state was reset under (its replica restarted meanwhile) is made again, this many times at most. */
+const MAX_REPLACEMENTS = 3;
+
 export function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; cause?: { code?: unknown } };
   if (typeof e?.code === "string") return e.code;
@@ -81,13 +109,27 @@ export function errorCode(err: unknown): string | undefined {
 }
 
 /**
- * The attempt level of a request: pick a replica (waiting in the model's queue if all are busy), send the body,
- * and on a connection refused or reset before the body was sent, eject that replica and try once more on
- * another. Resolves when a model server answered (its headers are in) or the client left; throws ApiError for
- * what should leave as an error envelope.
+ * A model server's answer body may be destroyed by whoever relays it (a client gone, an answer refused), and a
+ * destroyed body that had not ended emits 'error': a listener here, where the body is created, keeps that from
+ * ever ending the process. Readers still see the error through their own iteration.
+ */
+export function guardBody(upstream: Dispatcher.ResponseData): Dispatcher.ResponseData {
+  upstream.body.on("error", () => undefined);
+  return upstream;
+}
+
+/**
+ * The attempt level of a request: a slot on a replica (waiting in the model's scheduler while none can take it),
+ * then the body sent. A connection refused or reset before the body was sent ejects that replica and tries once more
+ * on another; a 404 for an adapter the replica was believed to hold marks it gone there and tries again (where it is
+ * loaded anew, or held), once per replica that answered so. Resolves when a model server answered (its headers are in) or the client left; throws ApiError for what
+ * should leave as an error envelope.
  */
 export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answered | Abandoned> {
   const { pool } = call;
+  const clock = opts.clock ?? systemClock;
+  const transport = opts.transport ?? ((url, o) => request(url, { ...o, dispatcher: opts.dispatcher }));
+  const target = call.pick.adapter ?? pool.model.id;
   // A pinned request counts every other replica as tried already: the pick can only be the pinned one.
   const tried = new Set<Replica>(call.pinned ? pool.replicas.filter((r) => r !== call.pinned) : []);
   // Counted when needed: a model that woke from zero had no replica when the request arrived.
@@ -103,58 +145,107 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   // The request's span (traceparent), so the model server's spans join its trace.
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
-  const adapter = call.pick.adapter;
+  /** Replicas that answered 404 for the adapter: each was believed to hold it, and is retried once after a reload. */
+  const gone = new Set<Replica>();
+  let replaced = 0;
   for (let attempt = 1; ; attempt++) {
     // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
-    const picked = await pool.acquire(call.pick, tried, call.signal, attempt === 1 && !call.pinned ? call.hold : undefined);
-    if (call.signal.aborted) {
-      if (picked.ok) pool.release(picked.replica, adapter);
-      return { answered: false, attempts: attempt };
-    }
-    if (!picked.ok) {
-      if (picked.reason === "saturated" && attempt === 1) {
+    const placed = await pool.acquire({
+      tenant: call.tenant ?? ANONYMOUS,
+      ctx: call.pick,
+      exclude: tried,
+      signal: call.signal,
+      hold: attempt === 1 && !call.pinned ? call.hold : undefined,
+      park: () => call.body.park(),
+    });
+    if (!placed.ok) {
+      if (placed.reason === "abandoned" || call.signal.aborted) return { answered: false, attempts: attempt };
+      if (placed.reason === "saturated" && attempt === 1) {
         // A model still waking takes as long as its load: a client retrying every second would only queue again.
-        const waking = pool.wakeQueue && !pool.isReady;
-        throw waking ? errors.wakeSaturated(pool.model.id, opts.retryAfterNotReadySeconds) : errors.saturated(pool.model.id, opts.retryAfterSaturatedSeconds);
+        const waking = pool.wakes && !pool.isReady;
+        throw waking ? errors.wakeSaturated(target, opts.retryAfterNotReadySeconds) : errors.saturated(target, opts.retryAfterSaturatedSeconds);
       }
       throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
     }
-    const replica = picked.replica;
+    const slot = placed.slot;
+    const replica = slot.replica;
+    if (call.signal.aborted) {
+      slot.release();
+      return { answered: false, attempts: attempt };
+    }
     tried.add(replica);
-    if (adapter !== undefined && pool.adapters) {
+    if (slot.claim) {
       // The adapter may be loading on that replica (for this request or an earlier one): the request waits for it.
       try {
-        await untilAborted(pool.adapters.ready(replica, adapter), call.signal);
+        await untilAborted(slot.claim.ready(), call.signal);
       } catch {
-        pool.release(replica, adapter);
+        slot.release();
         if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
-        throw errors.adapterLoadFailed(adapter, pool.model.id, opts.retryAfterNotReadySeconds);
+        throw errors.adapterLoadFailed(target, pool.model.id, opts.retryAfterNotReadySeconds);
+      }
+      if (!slot.claim.current) {
+        // The replica's adapters were reset while this waited (it restarted): what it waited for is not there.
+        slot.release();
+        tried.delete(replica);
+        attempt -= 1;
+        if (++replaced > MAX_REPLACEMENTS) throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+        continue;
       }
     }
     call.beforeAttempt?.(replica);
+    // An adapter request keeps its bytes a moment after they are sent, for the 404 retry below.
+    const keepForRetry = slot.claim !== undefined && !gone.has(replica);
+    let sent = false;
+    let keeper: ReturnType<Clock["after"]> | undefined;
+    const body = call.body.stream(() => {
+      sent = true;
+      if (keepForRetry) keeper = clock.after(ADAPTER_RETRY_WINDOW_MS, () => call.body.release());
+      else call.body.release();
+    });
     try {
-      const upstream = await request(replica.url + call.path, {
-        method: "POST",
-        dispatcher: opts.dispatcher,
-        headers,
-        body: call.body.stream(),
-        signal: call.signal,
-        headersTimeout: opts.headersTimeoutMs,
-        bodyTimeout: opts.idleTimeoutMs,
-      });
+      const upstream = guardBody(
+        await transport(replica.url + call.path, {
+          method: "POST",
+          headers,
+          body,
+          signal: call.signal,
+          headersTimeout: opts.headersTimeoutMs,
+          bodyTimeout: opts.idleTimeoutMs,
+        }),
+      );
+      clock.cancel(keeper);
+      if (keepForRetry && upstream.statusCode === 404 && call.body.held) {
+        const answer = await adapterGone(upstream, call.signal);
+        if (answer === "gone") {
+          // Not on that replica after all (another gateway pod unloaded it, or it restarted): reload and send again.
+          slot.claim!.notLoaded();
+          slot.release();
+          tried.delete(replica);
+          gone.add(replica);
+          attempt -= 1;
+          call.retried?.();
+          continue;
+        }
+        if (answer === "aborted") {
+          slot.release();
+          return { answered: false, attempts: attempt, replica };
+        }
+        upstream.body = answer as unknown as Dispatcher.ResponseData["body"];
+      }
       // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
       call.body.release();
-      return { answered: true, upstream, replica, attempts: attempt, done: () => pool.release(replica, adapter) };
+      return { answered: true, upstream, replica, attempts: attempt, done: () => slot.release() };
     } catch (err) {
-      pool.release(replica, adapter);
+      clock.cancel(keeper);
+      slot.release();
       if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
         replica.eject(code);
-        // Another replica can be tried only while the body is still held (the connection failed before the
-        // body was sent); once sent, its bytes were let go (see held-body.ts) and the client retries instead.
-        if (attempt < maxAttempts() && call.body.held) {
+        // Another replica can be tried only while the body has not been sent (the connection failed before it was
+        // written): once sent, the model server may have it, and the client retries instead.
+        if (attempt < maxAttempts() && !sent && call.body.held) {
           call.retried?.();
           continue;
         }
@@ -163,6 +254,30 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }
   }
+}
+
+/**
+ * Reads a 404's error body (bounded): "gone" when it says the model (the adapter) does not exist, "aborted" when the
+ * client left meanwhile, else the bytes read as a fresh body for the relay to turn into the envelope.
+ */
+async function adapterGone(upstream: Dispatcher.ResponseData, signal: AbortSignal): Promise<"gone" | "aborted" | AsyncIterable<Buffer>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_404_BODY_BYTES) break;
+    }
+  } catch {
+    if (signal.aborted) return "aborted";
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  const { message, param } = extractUpstreamError(parseErrorBody(text));
+  if (param === "model" || /model/i.test(message ?? "")) return "gone";
+  const replay = Readable.from([Buffer.from(text)]);
+  replay.on("error", () => undefined);
+  return replay;
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the promise itself goes on). */

@@ -1,6 +1,7 @@
 import { parseCatalog } from "../../src/config/load-catalog";
 import { createLogger } from "../../src/observability/logger";
 import { DnsDiscovery } from "../../src/upstream/dns-discovery";
+import { ANONYMOUS } from "../../src/upstream/scheduler/tenant";
 import { ModelPool } from "../../src/upstream/model-pool";
 
 describe("DNS discovery", () => {
@@ -74,7 +75,7 @@ describe("DNS discovery", () => {
     const d = new DnsDiscovery(p, createLogger("silent"), resolve);
     await d.refresh();
     expect(p.isReady).toBe(false);
-    expect(await p.acquire()).toEqual({ ok: false, reason: "not_ready" });
+    expect(await p.acquire({ tenant: ANONYMOUS, ctx: {} })).toEqual({ ok: false, reason: "not_ready" });
     answer = ["10.1.0.4", "10.1.0.5"];
     await d.refresh();
     expect(p.isReady).toBe(true);

@@ -17,11 +17,21 @@ export interface AdapterClientOptions {
 /** vLLM refuses a second load of a name with this (another gateway pod loaded it first): it is there. */
 const ALREADY_LOADED = /has already been loaded/;
 
+/** What the gateway asks of a replica about its adapters (AdapterClient; the simulation's model servers). */
+export interface AdapterServer {
+  /** Loads `name` from `path`; resolves once the replica serves it, throws saying what it answered otherwise. */
+  load(url: string, name: string, path: string): Promise<void>;
+  /** Unloads `name` (one the replica no longer has counts as unloaded). */
+  unload(url: string, name: string): Promise<void>;
+  /** The adapters the replica lists, or undefined when it did not answer a listing. */
+  listed(url: string, timeoutMs: number): Promise<string[] | undefined>;
+}
+
 /**
  * vLLM's runtime LoRA routes on one replica (`VLLM_ALLOW_RUNTIME_LORA_UPDATING`): load, unload, and the listing of
  * what it holds. Failures throw an Error whose message says what the server answered.
  */
-export class AdapterClient {
+export class AdapterClient implements AdapterServer {
   constructor(private readonly opts: AdapterClientOptions) {}
 
   async load(url: string, name: string, path: string): Promise<void> {

@@ -8,11 +8,11 @@ const HALF_LIFE_MS = 60_000;
 export class AdapterDemand {
   private readonly counts = new Map<string, { value: number; at: number }>();
 
-  hit(name: string, now = Date.now()): void {
+  hit(name: string, now: number): void {
     this.counts.set(name, { value: this.of(name, now) + 1, at: now });
   }
 
-  of(name: string, now = Date.now()): number {
+  of(name: string, now: number): number {
     const c = this.counts.get(name);
     return c ? c.value * 2 ** (-(now - c.at) / HALF_LIFE_MS) : 0;
   }

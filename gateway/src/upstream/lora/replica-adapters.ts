@@ -9,7 +9,7 @@ export interface HeldAdapter {
   loading?: Promise<void>;
   /** Loaded at the replica's start (`--lora-modules`): never evicted. */
   preload: boolean;
-  /** This pod's requests on it now: an adapter with one is not idle, so not evicted. */
+  /** Claims of this pod's requests on it now (adapter-claim.ts): an adapter with one is not idle, so not evicted. */
   inFlight: number;
   /** When a request of this pod last used it (0: never): breaks ties of eviction by demand. */
   lastUsed: number;
@@ -22,21 +22,42 @@ export type AdapterRoom = "held" | "free" | "evict" | "full";
 
 export class ReplicaAdapters {
   readonly held = new Map<string, HeldAdapter>();
+  /**
+   * Whether what it holds beyond its preloaded adapters is known (a listing answered since this pod first saw it, or
+   * saw it come back). Until then nothing is loaded on it: a replica that only lost its connection for a moment may
+   * still hold adapters, and loading more would put it over maxLoras.
+   */
+  known: boolean;
   /** Names this pod is unloading: a listing taken meanwhile must not bring them back. */
   readonly unloading = new Set<string>();
+  /**
+   * When this pod last changed what it knows of a name itself (a load or an unload finished, a 404 said it is gone):
+   * a listing asked for before then says nothing about that name.
+   */
+  private readonly changedAt = new Map<string, number>();
 
   constructor(
-    private readonly maxLoras: number,
+    readonly maxLoras: number,
     preloaded: readonly string[],
-    now = Date.now(),
+    now: number,
     /** How much an adapter is asked for now (adapter-demand.ts); the least is unloaded first. */
     private readonly demand: (name: string) => number = () => 0,
+    known = true,
   ) {
+    this.known = known;
     for (const name of preloaded) this.held.set(name, { preload: true, inFlight: 0, lastUsed: 0, since: now });
+  }
+
+  /** A load or unload of this pod is under way on it. */
+  get busy(): boolean {
+    if (this.unloading.size > 0) return true;
+    for (const a of this.held.values()) if (a.loading) return true;
+    return false;
   }
 
   room(name: string): AdapterRoom {
     if (this.held.has(name)) return "held";
+    if (!this.known) return "full";
     if (this.held.size < this.maxLoras) return "free";
     return this.victim() === undefined ? "full" : "evict";
   }
@@ -68,15 +89,42 @@ export class ReplicaAdapters {
     return name === undefined ? Infinity : this.demand(name);
   }
 
+  /** This pod changed what the replica holds of `name` at `now` (see changedAt). */
+  changed(name: string, now: number): void {
+    this.changedAt.set(name, now);
+  }
+
+  /**
+   * `entry` of `name` is not on the replica after all (it answered 404 for it): forgotten, unless a load of this
+   * pod is under way or the entry was replaced meanwhile. True when it was forgotten.
+   */
+  forget(name: string, entry: HeldAdapter, now: number): boolean {
+    if (this.held.get(name) !== entry || entry.loading) return false;
+    this.held.delete(name);
+    this.changed(name, now);
+    return true;
+  }
+
   /**
    * The replica's own listing (the adapters of its `/v1/models`, requested at `askedAt`) wins: names it lists are
-   * held, names it does not are gone, except loads and unloads of this pod that the listing may predate.
+   * held, names it does not are gone, except names this pod loaded, unloaded or forgot since the listing was asked
+   * for, and loads under way. True when what is held, or whether it is known, changed.
    */
-  reconcile(listed: readonly string[], preloaded: ReadonlySet<string>, askedAt: number, now = Date.now()): void {
+  reconcile(listed: readonly string[], preloaded: ReadonlySet<string>, askedAt: number, now: number): boolean {
+    let changed = !this.known;
+    this.known = true;
     const names = new Set(listed);
+    const newer = (name: string) => (this.changedAt.get(name) ?? -Infinity) >= askedAt;
     for (const name of names) {
-      if (!this.held.has(name) && !this.unloading.has(name)) this.held.set(name, { preload: preloaded.has(name), inFlight: 0, lastUsed: 0, since: now });
+      if (this.held.has(name) || this.unloading.has(name) || newer(name)) continue;
+      this.held.set(name, { preload: preloaded.has(name), inFlight: 0, lastUsed: 0, since: now });
+      changed = true;
     }
-    for (const [name, a] of this.held) if (!names.has(name) && !a.loading && a.since < askedAt) this.held.delete(name);
+    for (const [name, a] of this.held) {
+      if (names.has(name) || a.loading || a.since >= askedAt || newer(name)) continue;
+      this.held.delete(name);
+      changed = true;
+    }
+    return changed;
   }
 }

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from "../../context/clock";
 import type { Replica } from "../replica";
 import { placementKey, rendezvousWeight } from "./rendezvous";
 
@@ -28,13 +29,15 @@ export class PrefixPlacement {
   private stale = false;
   private computedAt = -Infinity;
 
+  constructor(private readonly clock: Clock = systemClock) {}
+
   /** Whether this pod routed the anchor within the window. */
-  has(anchor: number, now = Date.now()): boolean {
+  has(anchor: number, now = this.clock.now()): boolean {
     const last = this.seen.get(anchor);
     return last !== undefined && now - last <= WINDOW_MS;
   }
 
-  record(anchor: number, now = Date.now()): void {
+  record(anchor: number, now = this.clock.now()): void {
     if (!this.homes.has(anchor)) this.stale = true;
     this.seen.delete(anchor);
     this.seen.set(anchor, now);
@@ -46,7 +49,7 @@ export class PrefixPlacement {
    * home. A prefix new to this pod has none yet: its rendezvous order alone, which is every pod's first guess too.
    * `ready` is every ready replica: homes are balanced over them, not over the ones that happen to have room now.
    */
-  score(anchor: number, candidates: readonly Replica[], ready: readonly Replica[], out: Float64Array, now = Date.now()): void {
+  score(anchor: number, candidates: readonly Replica[], ready: readonly Replica[], out: Float64Array, now = this.clock.now()): void {
     this.refresh(ready, now);
     const home = this.homes.get(anchor);
     candidates.forEach((r, i) => {
