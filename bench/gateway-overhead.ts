@@ -117,6 +117,8 @@ async function main(): Promise<void> {
       catalog,
       key: KEY,
       prefix: pin.proxy,
+      // Another build's bundle instead of this tree's (an A/B comparison of two revisions, one run each).
+      bundle: process.env.BENCH_BUNDLE,
       env: {
         // Room for the 2,000 streams of the memory phase (the defaults cap requests in progress at 1,024, 256 a key).
         GATEWAY_MAX_IN_FLIGHT_REQUESTS: String(Math.max(1024, STREAMS + 64)),

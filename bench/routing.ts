@@ -184,8 +184,8 @@ async function streamOne(agent: Agent, base: string, req: Req): Promise<{ ttft: 
   return first === undefined ? undefined : { ttft: first - t0, tokens };
 }
 
-/** The production bundle, built when the first gateway starts. */
-let bundle: string | undefined;
+/** The production bundle, built when the first gateway starts; BENCH_BUNDLE: another build's (an A/B comparison). */
+let bundle: string | undefined = process.env.BENCH_BUNDLE;
 
 /** The gateways of one run, and the address clients use: the one gateway, or nginx round-robin in front of several. */
 async function startGateways(catalog: string, procs: ChildProcess[], metricsUrls: string[]): Promise<string> {

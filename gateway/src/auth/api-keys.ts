@@ -72,8 +72,9 @@ export class ApiKeyStore {
           rpm: parsed.rpm,
           tpm: parsed.tpm,
           maxConcurrent: parsed.maxConcurrent,
-          priority: parsed.priority,
-          weight: parsed.weight,
+          // Filled in, so the record itself is the scheduler's tenant (upstream/scheduler/tenant.ts).
+          priority: parsed.priority ?? "interactive",
+          weight: parsed.weight ?? 1,
         },
       });
     }

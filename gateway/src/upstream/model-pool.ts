@@ -4,7 +4,7 @@ import { systemClock, type Clock } from "../context/clock";
 import { AdapterAffinity, createStrategy, type PickContext, type Strategy } from "./balancer";
 import { PoolAdapters } from "./lora/pool-adapters";
 import { Replica } from "./replica";
-import { ReplicaSlot } from "./replica-slot";
+import { ReplicaSlot, type SlotOwner } from "./replica-slot";
 import * as filters from "./routing/filters";
 import { ModelScheduler, type Fit, type Placed, type Placer, type WaitRequest } from "./scheduler/model-scheduler";
 
@@ -17,7 +17,7 @@ export type AcquireResult = Placed<ReplicaSlot>;
  * every change that may let a waiting request go: a slot given back, a replica's readiness or load, an adapter's
  * state.
  */
-export class ModelPool implements Placer<ReplicaSlot> {
+export class ModelPool implements Placer<ReplicaSlot>, SlotOwner {
   private list: Replica[] = [];
   /**
    * Replicas discovery dropped while requests or adapter loads of this pod were still under way on them: if the same
@@ -149,7 +149,7 @@ export class ModelPool implements Placer<ReplicaSlot> {
     return up ? "busy" : "none";
   }
 
-  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, vacate: () => void): ReplicaSlot {
+  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, name: string): ReplicaSlot {
     // Filter → score → pick: the filters here, the scoring and the pick in the strategy (balancer.ts).
     const ready = filters.ready(this.list, exclude);
     let candidates = filters.unsaturated(ready);
@@ -160,13 +160,16 @@ export class ModelPool implements Placer<ReplicaSlot> {
     strategy.chosen?.(replica, ctx);
     const claim = adapter ? this.adapters!.claim(replica, adapter) : undefined;
     replica.inFlight += 1;
-    return new ReplicaSlot(replica, claim, () =>
-      this.scheduler.drainAfter(() => {
-        replica.inFlight -= 1;
-        vacate();
-        claim?.release();
-      }),
-    );
+    return new ReplicaSlot(replica, claim, name, this);
+  }
+
+  /** A slot is given back (once: ReplicaSlot.release): what waits may go, once the adapter claim is let go too. */
+  giveBack(slot: ReplicaSlot): void {
+    this.scheduler.drainAfter(() => {
+      slot.replica.inFlight -= 1;
+      this.scheduler.vacate(slot.keyName);
+      slot.claim?.release();
+    });
   }
 
   nextLoadExpiry(): number | undefined {

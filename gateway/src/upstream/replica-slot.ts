@@ -1,6 +1,11 @@
 import type { AdapterClaim } from "./lora/adapter-claim";
 import type { Replica } from "./replica";
 
+/** Who takes a slot back (the model's pool). */
+export interface SlotOwner {
+  giveBack(slot: ReplicaSlot): void;
+}
+
 /**
  * The slot one request holds on the replica it was given (model-pool.ts): the replica's in-flight count, its key's
  * share of the model, and its adapter claim. Given back once, however often release() is called.
@@ -12,7 +17,9 @@ export class ReplicaSlot {
     readonly replica: Replica,
     /** The request's adapter on that replica, for a request for an adapter the gateway places. */
     readonly claim: AdapterClaim | undefined,
-    private readonly giveBack: () => void,
+    /** The key whose share of the model the slot counts in. */
+    readonly keyName: string,
+    private readonly owner: SlotOwner,
   ) {}
 
   get held(): boolean {
@@ -22,6 +29,6 @@ export class ReplicaSlot {
   release(): void {
     if (this.released) return;
     this.released = true;
-    this.giveBack();
+    this.owner.giveBack(this);
   }
 }

@@ -114,9 +114,11 @@ export function errorCode(err: unknown): string | undefined {
  * ever ending the process. Readers still see the error through their own iteration.
  */
 export function guardBody(upstream: Dispatcher.ResponseData): Dispatcher.ResponseData {
-  upstream.body.on("error", () => undefined);
+  upstream.body.on("error", ignore);
   return upstream;
 }
+
+const ignore = (): void => undefined;
 
 /**
  * The attempt level of a request: a slot on a replica (waiting in the model's scheduler while none can take it),
@@ -146,7 +148,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
   /** Replicas that answered 404 for the adapter: each was believed to hold it, and is retried once after a reload. */
-  const gone = new Set<Replica>();
+  let gone: Set<Replica> | undefined;
   let replaced = 0;
   for (let attempt = 1; ; attempt++) {
     // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
@@ -194,7 +196,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
     }
     call.beforeAttempt?.(replica);
     // An adapter request keeps its bytes a moment after they are sent, for the 404 retry below.
-    const keepForRetry = slot.claim !== undefined && !gone.has(replica);
+    const keepForRetry = slot.claim !== undefined && !gone?.has(replica);
     let sent = false;
     let keeper: ReturnType<Clock["after"]> | undefined;
     const body = call.body.stream(() => {
@@ -221,7 +223,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
           slot.claim!.notLoaded();
           slot.release();
           tried.delete(replica);
-          gone.add(replica);
+          (gone ??= new Set()).add(replica);
           attempt -= 1;
           call.retried?.();
           continue;

@@ -21,8 +21,8 @@ export interface Placer<Slot> {
   /** Some ready replica is below its cap and reports no full queue: without one, no request can go. */
   hasRoom(): boolean;
   fit(ctx: PickContext, exclude?: ReadonlySet<Replica>): Fit;
-  /** The slot of a request that fits now; `vacate` is to be called once when the slot is given back. */
-  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, vacate: () => void): Slot;
+  /** The slot of a request of key `name` that fits now; once given back, it calls the scheduler's vacate(name). */
+  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, name: string): Slot;
   /** The earliest moment a replica that is full by its scraped load (only) stops counting as full, if any is. */
   nextLoadExpiry(): number | undefined;
 }
@@ -270,7 +270,7 @@ export class ModelScheduler<Slot> {
   }
 
   private dispatch(): void {
-    if (this.placer.ready && this.wakeSince !== undefined) {
+    if (this.wakeSince !== undefined && this.placer.ready) {
       this.sink?.woke((this.clock.now() - this.wakeSince) / 1000);
       this.wakeSince = undefined;
     }
@@ -320,14 +320,14 @@ export class ModelScheduler<Slot> {
   private placeFor(req: WaitRequest): Slot {
     const name = req.tenant.name;
     this.occupancy.set(name, this.slotsOf(name) + 1);
-    let vacated = false;
-    return this.placer.place(req.ctx, req.exclude, () => {
-      if (vacated) return;
-      vacated = true;
-      const left = this.slotsOf(name) - 1;
-      if (left > 0) this.occupancy.set(name, left);
-      else this.occupancy.delete(name);
-    });
+    return this.placer.place(req.ctx, req.exclude, name);
+  }
+
+  /** A slot `name`'s request held was given back (the slot calls this once). */
+  vacate(name: string): void {
+    const left = this.slotsOf(name) - 1;
+    if (left > 0) this.occupancy.set(name, left);
+    else this.occupancy.delete(name);
   }
 
   /**
@@ -369,6 +369,7 @@ export class ModelScheduler<Slot> {
 
   /** A replica full only by its scraped load stops counting as full when that load goes stale: drain then. */
   private armRecheck(): void {
+    if (this.lines.size === 0 && this.recheck === undefined) return;
     const at = this.lines.size > 0 ? this.placer.nextLoadExpiry() : undefined;
     if (at === this.recheckAt) return;
     this.clock.cancel(this.recheck);

@@ -13,7 +13,7 @@ export const ANONYMOUS: Tenant = { name: "", priority: "interactive", weight: 1 
 
 /** A key's entry as a tenant: interactive and weight 1 unless it says otherwise. */
 export function tenantOf(key: { name: string; priority?: Priority; weight?: number }): Tenant {
-  return { name: key.name, priority: key.priority ?? "interactive", weight: key.weight ?? 1 };
+  return key.priority !== undefined && key.weight !== undefined ? (key as Tenant) : { name: key.name, priority: key.priority ?? "interactive", weight: key.weight ?? 1 };
 }
 
 export function band(tenant: Tenant): number {
