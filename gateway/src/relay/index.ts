@@ -4,6 +4,7 @@ import { errors } from "../api/errors";
 import type { EndpointSpec, Usage, UsageWanted } from "../endpoints/spec";
 import type { KeyedBudget } from "../limits/keyed-budget";
 import { normalizeUpstreamError, parseErrorBody } from "../upstream/normalize-error";
+import { readHead } from "../upstream/read-head";
 import { readFailure, relayJsonAnswer } from "./json";
 import { relaySse } from "./sse";
 import type { TokenTimingSink } from "../observability/metrics";
@@ -56,8 +57,12 @@ export async function relayAnswer(upstream: Dispatcher.ResponseData, call: Relay
   const status = upstream.statusCode;
   const rewriteModel = call.upstreamModel !== call.modelId;
   if (status >= 300) {
-    // Only the head of an error body matters (proxies answer with whole HTML pages): the rest is not read.
-    const head = await readHead(upstream, MAX_ERROR_BODY_BYTES, call);
+    let head: Buffer;
+    try {
+      head = await readHead(upstream, MAX_ERROR_BODY_BYTES);
+    } catch (err) {
+      throw readFailure(err, { modelId: call.modelId, signal: call.signal });
+    }
     throw normalizeUpstreamError(status, parseErrorBody(head.toString("utf8")), call.modelId);
   }
   const contentType = upstream.headers["content-type"];
@@ -96,20 +101,4 @@ export async function relayAnswer(upstream: Dispatcher.ResponseData, call: Relay
     clean: call.spec.cleanAnswer,
   });
   return { status, usage: call.spec.usageOf(answer) };
-}
-
-/** At most the first `limit` bytes of the upstream body; the rest is not read (the connection is closed). */
-async function readHead(upstream: Dispatcher.ResponseData, limit: number, call: RelayCall): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      received += chunk.length;
-      if (received >= limit) break; // leaving the loop destroys the body
-    }
-  } catch (err) {
-    throw readFailure(err, { modelId: call.modelId, signal: call.signal });
-  }
-  return Buffer.concat(chunks, received).subarray(0, limit);
 }

@@ -6,6 +6,7 @@ import type { HeldBody } from "../http/body/held-body";
 import type { PickContext } from "./balancer";
 import type { ModelPool } from "./model-pool";
 import { extractUpstreamError, parseErrorBody } from "./normalize-error";
+import { readHead } from "./read-head";
 import type { Replica } from "./replica";
 import type { HoldHooks } from "./scheduler/model-scheduler";
 import { ANONYMOUS, type Tenant } from "./scheduler/tenant";
@@ -124,8 +125,8 @@ const ignore = (): void => undefined;
  * The attempt level of a request: a slot on a replica (waiting in the model's scheduler while none can take it),
  * then the body sent. A connection refused or reset before the body was sent ejects that replica and tries once more
  * on another; a 404 for an adapter the replica was believed to hold marks it gone there and tries again (where it is
- * loaded anew, or held), once per replica that answered so. Resolves when a model server answered (its headers are in) or the client left; throws ApiError for what
- * should leave as an error envelope.
+ * loaded anew, or held), once per replica that answered so. Resolves when a model server answered (its headers are
+ * in) or the client left; throws ApiError for what should leave as an error envelope.
  */
 export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answered | Abandoned> {
   const { pool } = call;
@@ -186,7 +187,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
         throw errors.adapterLoadFailed(target, pool.model.id, opts.retryAfterNotReadySeconds);
       }
       if (!slot.claim.current) {
-        // The replica's adapters were reset while this waited (it restarted): what it waited for is not there.
+        // Its entry left the replica's state while this waited (a restart, a 404, a listing): placed again.
         slot.release();
         tried.delete(replica);
         attempt -= 1;
@@ -263,22 +264,17 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
  * client left meanwhile, else the bytes read as a fresh body for the relay to turn into the envelope.
  */
 async function adapterGone(upstream: Dispatcher.ResponseData, signal: AbortSignal): Promise<"gone" | "aborted" | AsyncIterable<Buffer>> {
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let head: Buffer;
   try {
-    for await (const chunk of upstream.body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size >= MAX_404_BODY_BYTES) break;
-    }
+    head = await readHead(upstream, MAX_404_BODY_BYTES);
   } catch {
     if (signal.aborted) return "aborted";
+    head = Buffer.alloc(0);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  const { message, param } = extractUpstreamError(parseErrorBody(text));
+  const { message, param } = extractUpstreamError(parseErrorBody(head.toString("utf8")));
   if (param === "model" || /model/i.test(message ?? "")) return "gone";
-  const replay = Readable.from([Buffer.from(text)]);
-  replay.on("error", () => undefined);
+  const replay = Readable.from([head]);
+  replay.on("error", ignore);
   return replay;
 }
 

@@ -3,11 +3,11 @@
 // against real simulators on loopback, a case where one waiting request (or the gateway's view of a replica) wrongly
 // holds back others, and asserts the behaviour the model pool should have.
 import { getServers, setServers } from "node:dns";
-import { ReservedPort } from "../../../local/reserved-port";
 import { startSimulator, type RunningSimulator, type SimulatorConfigInput } from "../../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import type { CatalogInput } from "../../src/config/catalog";
 import { startDnsServer, type LoopbackDns } from "../support/dns-server";
+import { reservedPorts } from "../support/reserved-ports";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 
 const MiB = 1024 * 1024;
@@ -82,20 +82,10 @@ function loraSim(model: string, extra: Partial<SimulatorConfigInput> = {}): Prom
   });
 }
 
-/** Ports held by a listener that resets every connection until a replica takes them (as wake.test.ts does). */
-const reserved: ReservedPort[] = [];
-async function reservePort(): Promise<number> {
-  const r = await ReservedPort.reserve("127.0.0.1");
-  reserved.push(r);
-  return r.port;
-}
-async function takePort(port: number): Promise<number> {
-  await reserved.find((r) => r.port === port)?.release();
-  return port;
-}
-afterAll(async () => {
-  await Promise.all(reserved.map((r) => r.release()));
-});
+const ports = reservedPorts();
+const reservePort = ports.reserve;
+const takePort = ports.take;
+afterAll(() => ports.releaseAll());
 
 describe("a request for an adapter that cannot be placed yet", () => {
   // One replica with one adapter slot: while m-a runs, m-b has no room (m-a is in use, so it cannot be evicted).

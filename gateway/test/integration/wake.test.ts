@@ -3,36 +3,17 @@
 // take them. Real gateways, real simulators started late on a reserved loopback port, a real DNS server on loopback.
 import { spawnSync } from "node:child_process";
 import { getServers, setServers } from "node:dns";
-import { ReservedPort } from "../../../local/reserved-port";
 import { startSimulator, type RunningSimulator } from "../../../simulator/src";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import type { CatalogInput } from "../../src/config/catalog";
 import { startDnsServer, type LoopbackDns } from "../support/dns-server";
+import { reservedPorts } from "../support/reserved-ports";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 
-/**
- * Reserved ports are held by a listener that resets every connection (no replica there) until a replica takes the
- * port: a port merely looked up and let go can be taken meanwhile, by another suite's server or as the source port
- * of some outgoing connection, and the replica then fails with EADDRINUSE.
- */
-const reserved: ReservedPort[] = [];
-
-/** A loopback port no replica listens on (yet): where a replica may start later (see takePort). */
-async function reservePort(): Promise<number> {
-  const r = await ReservedPort.reserve("127.0.0.1");
-  reserved.push(r);
-  return r.port;
-}
-
-/** Lets a reserved port go, for the replica about to listen on it. */
-async function takePort(port: number): Promise<number> {
-  await reserved.find((r) => r.port === port)?.release();
-  return port;
-}
-
-afterAll(async () => {
-  await Promise.all(reserved.map((r) => r.release()));
-});
+const ports = reservedPorts();
+const reservePort = ports.reserve;
+const takePort = ports.take;
+afterAll(() => ports.releaseAll());
 
 /** A catalog model with no replica up: one endpoint on a port nothing listens on. */
 function asleep(id: string, port: number, wake: { timeoutMs: number; maxHeld: number }, maxConcurrency = 16): CatalogInput["models"][number] {

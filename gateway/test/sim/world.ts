@@ -13,6 +13,7 @@ import { reserveKeyTokens, type HeaderSink } from "../../src/limits/request-limi
 import { createLogger } from "../../src/observability/logger";
 import { ModelPool } from "../../src/upstream/model-pool";
 import { normalizeUpstreamError, parseErrorBody } from "../../src/upstream/normalize-error";
+import { readHead } from "../../src/upstream/read-head";
 import type { Replica } from "../../src/upstream/replica";
 import type { ReplicaSlot } from "../../src/upstream/replica-slot";
 import { band, tenantOf, type Tenant } from "../../src/upstream/scheduler/tenant";
@@ -327,11 +328,9 @@ export async function simulate(seed: number, options: { trace?: boolean } = {}):
         if (!sent.answered) throw new ClientGone("before an answer");
         if (sent.upstream.statusCode >= 300) {
           // relay/index.ts: an error status becomes the envelope.
-          const chunks: Buffer[] = [];
-          for await (const c of sent.upstream.body as AsyncIterable<Buffer>) chunks.push(c);
+          const head = await readHead(sent.upstream, 64 * 1024);
           sent.done();
-          const text = Buffer.concat(chunks).toString("utf8");
-          throw normalizeUpstreamError(sent.upstream.statusCode, parseErrorBody(text), req.model);
+          throw normalizeUpstreamError(sent.upstream.statusCode, parseErrorBody(head.toString("utf8")), req.model);
         }
         res.statusCode = 200;
         res.headersSent = true;
