@@ -54,6 +54,8 @@ export class HeldBody {
       },
     });
     body.once("end", () => (sent ? sent() : this.release()));
+    // The upstream request reports its own failures; an error this stream is destroyed with must not end the process.
+    body.on("error", () => undefined);
     return body;
   }
 

@@ -159,13 +159,14 @@ export class ModelScheduler<Slot> {
       return Promise.resolve(NOT_READY);
     }
     const limit = held ? this.wake!.maxHeld : this.routing.queueTimeoutMs > 0 ? this.routing.maxQueueLength : 0;
-    if ((held ? this.holding : this.queued) >= limit) {
-      const victim = this.displaceable(held, req.tenant);
-      if (!victim) return this.refused(req.tenant, held, "queue_full");
+    const full = (held ? this.holding : this.queued) >= limit;
+    const victim = full ? this.displaceable(held, req.tenant) : undefined;
+    if (full && !victim) return this.refused(req.tenant, held, "queue_full");
+    if (req.park && !req.park()) return this.refused(req.tenant, held, "no_memory");
+    if (victim) {
       this.queueSink?.refused(victim.req.tenant, "displaced", victim.held);
       this.leave(victim, SATURATED, "saturated");
     }
-    if (req.park && !req.park()) return this.refused(req.tenant, held, "no_memory");
     return new Promise<Placed<Slot>>((resolve) => this.enqueue(req, held, holdable, resolve));
   }
 
