@@ -17,12 +17,12 @@ describe("API keys", () => {
 
   test("the keys file parses with the gateway's own loader and authenticates exactly the issued keys", () => {
     const keys = [generateApiKey(), generateApiKey()];
-    const text = buildKeysFile([{ name: "a", models: ["m"], rpm: 5, rotation: 3 }, { name: "b", expiresAt: "2030-01-01T00:00:00Z" }], keys);
+    const text = buildKeysFile([{ name: "a", models: ["m"], rpm: 5, rotation: 3 }, { name: "b", expiresAt: "2030-01-01T00:00:00Z", priority: "batch", weight: 2 }], keys);
     expect(text).not.toContain(keys[0]);
     expect(text).not.toContain("rotation");
     const store = new ApiKeyStore(parseKeysFile(text, "keys.yaml"));
     expect(store.authenticate(keys[0] as string)).toMatchObject({ name: "a", rpm: 5 });
-    expect(store.authenticate(keys[1] as string)?.name).toBe("b");
+    expect(store.authenticate(keys[1] as string)).toMatchObject({ name: "b", priority: "batch", weight: 2 });
     expect(store.authenticate(generateApiKey())).toBeUndefined();
     expect((parse(text) as { keys: { sha256: string }[] }).keys[0]?.sha256).toBe(hashApiKey(keys[0] as string));
   });

@@ -148,6 +148,12 @@ describe("gateway config", () => {
     expect(lines.some((l) => l.includes("GATEWAY_BODY_LIMIT_BYTES"))).toBe(false);
   });
 
+  test("a key's priority and weight reach the keys file; bad ones fail the preview naming the key", () => {
+    expect(parse({ "gateway:apiKeys": JSON.stringify([{ name: "nightly", priority: "batch", weight: 0.5 }]) }).apiKeys).toEqual([{ name: "nightly", priority: "batch", weight: 0.5 }]);
+    const lines = problems(() => parse({ "gateway:apiKeys": JSON.stringify([{ name: "a", priority: "urgent" }, { name: "b", weight: 0 }]) }));
+    expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^gateway:apiKeys \[0\.priority\]: /), expect.stringMatching(/^gateway:apiKeys \[1\.weight\]: /)]));
+  });
+
   test("gateway:env values are checked by the gateway process's own settings schema, naming the variable", () => {
     const lines = problems(() =>
       parse({ "gateway:env": JSON.stringify({ GATEWAY_BODY_LIMIT_BYTES: "lots", GATEWAY_REDIS_FAILURE_MODE: "sometimes" }) }),

@@ -111,7 +111,7 @@ export const gatewaySchema = z
       .meta(
         doc(
           "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `priority` (`interactive`, or `batch`: served after interactive keys when a model is busy), `weight` (share of a busy model's slots, default 1), `rotation` (bump it for a new secret); removing an entry revokes the key. The keys are the secret stack output `gateway.apiKeys`.",
-          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", rotation: 1 }],
+          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", priority: "batch", rotation: 1 }],
         ),
       ),
     catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), without a serving part or `servingStack`.")),
