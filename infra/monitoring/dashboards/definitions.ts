@@ -288,6 +288,16 @@ export function gatewayDashboard(): Dashboard {
       },
       {
         type: "timeseries",
+        title: "Waiting for room",
+        description: "Requests waiting because no replica of the model can take them, by the key's priority, and the p90 of how long those that got a replica waited; refusals by reason (queue_full, displaced, timeout, no_memory, no_replica). A busy model serves keys fairly: a light key's wait stays short beside a flood.",
+        exprs: [
+          { expr: `sum by (model, priority) (gateway_model_queued_requests{${m}})`, legend: "{{model}} {{priority}} waiting" },
+          { expr: `histogram_quantile(0.9, sum by (le, model) (rate(gateway_queue_wait_seconds_bucket{${m}}[5m])))`, legend: "{{model}} p90 wait (s)" },
+          { expr: `sum by (model, reason) (rate(gateway_queue_refusals_total{${m}}[5m]))`, legend: "{{model}} refused: {{reason}}" },
+        ],
+      },
+      {
+        type: "timeseries",
         title: "Ready replicas and requests in flight",
         description: "Ready replicas counted once each (a replica is ready when any gateway pod sees it ready), not once per gateway pod.",
         exprs: [
