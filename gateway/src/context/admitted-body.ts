@@ -12,6 +12,8 @@ export interface BodyLease {
   resize(bytes: number): void;
   /** Its request waits for a replica: the bytes count in the waiting bodies' budget instead (false: no room there). */
   park(): boolean;
+  /** It waits no more: the bytes count in the main budget again, if there is room there (else they stay parked). */
+  unpark(): void;
   release(): void;
 }
 

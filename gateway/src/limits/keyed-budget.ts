@@ -6,8 +6,9 @@
  * counted in requests, for the requests in progress.
  *
  * A lease may be parked (a request body while its request waits for a replica): its units then count in a second
- * gateway-wide total, `parkedTotal`, instead of `total`, and still in its key's share. Waiting requests so never take
- * room from requests that can go, and what they hold is bounded on its own.
+ * gateway-wide total, `parkedTotal`, instead of `total`, and still in its key's share, until it is unparked (its
+ * request got a replica) or released. Waiting requests so take no room from requests that can go, and what they
+ * hold is bounded on its own.
  *
  * For request bodies, when the gateway-wide budget is full, uploads still in progress (leases marked
  * `uploading`) of the key holding the most yield to a key holding less (oldest first): several keys stalling
@@ -81,6 +82,14 @@ export class KeyedBudget {
     return true;
   }
 
+  /** @internal Moves a parked lease's units back to `total`, if they fit there. */
+  unpark(units: number): boolean {
+    if (this.used + units > this.total) return false;
+    this.parkedUsed -= units;
+    this.used += units;
+    return true;
+  }
+
   /** @internal */
   setUploading(key: string, lease: BudgetLease, uploading: boolean): void {
     let set = this.uploading.get(key);
@@ -143,6 +152,11 @@ export class BudgetLease {
     if (!this.budget.park(this.key, this.bytes)) return false;
     this.parked = true;
     return true;
+  }
+
+  /** Its request waits no more: its units go back to the budget's total if they fit there, else stay parked. */
+  unpark(): void {
+    if (!this.released && this.parked && this.budget.unpark(this.bytes)) this.parked = false;
   }
 
   /** Idempotent: called when the body is no longer needed and again, as a safety net, when the request closes. */

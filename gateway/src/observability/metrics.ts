@@ -213,7 +213,7 @@ export class GatewayMetrics {
 
   readonly queueRefusals = new Counter({
     name: "gateway_queue_refusals_total",
-    help: "Requests the model's scheduler refused (429, or 503 for no_replica) instead of placing, by the key's priority and why: queue_full (maxQueueLength or wake.maxHeld reached), displaced (pushed out for a request of a higher priority, or of a key waiting with less), timeout (queueTimeoutMs or wake.timeoutMs), no_memory (waitingBodyMemoryBytes full), no_replica (none left it may use).",
+    help: "Requests the model's scheduler refused instead of placing (429; 503 for no_replica, and for a timeout with no replica up that the request may use), by the key's priority and why: queue_full (maxQueueLength or wake.maxHeld reached), displaced (pushed out for a request of a higher priority, or of a key waiting with more), timeout (queueTimeoutMs or wake.timeoutMs), no_memory (waitingBodyMemoryBytes full), no_replica (none left it may use).",
     labelNames: ["model", "priority", "reason"] as const,
     registers: [this.registry],
   });

@@ -6,6 +6,7 @@ import { PoolAdapters } from "./lora/pool-adapters";
 import { Replica } from "./replica";
 import { ReplicaSlot, type SlotOwner } from "./replica-slot";
 import * as filters from "./routing/filters";
+import type { Exclusion } from "./routing/filters";
 import { ModelScheduler, type Fit, type Placed, type Placer, type WaitRequest } from "./scheduler/model-scheduler";
 
 export type AcquireResult = Placed<ReplicaSlot>;
@@ -65,10 +66,6 @@ export class ModelPool implements Placer<ReplicaSlot>, SlotOwner {
     return this.list.some((r) => r.ready);
   }
 
-  get ready(): boolean {
-    return this.isReady;
-  }
-
   /** The model may be at zero replicas and wakes on demand (its requests are held meanwhile). */
   get wakes(): boolean {
     return this.model.wake !== undefined;
@@ -118,6 +115,7 @@ export class ModelPool implements Placer<ReplicaSlot>, SlotOwner {
     for (const r of next) this.retired.delete(r.url);
     for (const [url, r] of this.retired) if (r.inFlight === 0 && !r.adapters?.busy) this.retired.delete(url);
     this.list = next;
+    this.scheduler.readinessChanged();
     this.drain();
   }
 
@@ -137,39 +135,40 @@ export class ModelPool implements Placer<ReplicaSlot>, SlotOwner {
     return this.list.some((r) => r.ready && !r.saturated);
   }
 
-  fit(ctx: PickContext, exclude?: ReadonlySet<Replica>): Fit {
-    const adapter = this.adapters && ctx.adapter;
+  fit(ctx: PickContext, exclude?: Exclusion): Fit {
+    const adapter = (this.adapters && ctx.adapter) || undefined;
     let up = false;
     for (const r of this.list) {
-      if (!r.ready || exclude?.has(r)) continue;
+      if (!filters.usable(r, exclude)) continue;
       up = true;
-      // A replica with no room for the adapter (every slot holds one in use) is as good as saturated for this request.
-      if (!r.saturated && (!adapter || !r.adapters || r.adapters.room(adapter) !== "full")) return "now";
+      if (filters.takes(r, adapter)) return "now";
     }
     return up ? "busy" : "none";
   }
 
-  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, name: string): ReplicaSlot {
-    // Filter → score → pick: the filters here, the scoring and the pick in the strategy (balancer.ts).
-    const ready = filters.ready(this.list, exclude);
-    let candidates = filters.unsaturated(ready);
-    const adapter = this.adapters && ctx.adapter;
-    if (adapter) candidates = filters.adapterRoom(candidates, adapter);
+  place(ctx: PickContext, exclude: Exclusion | undefined, name: string): ReplicaSlot {
+    // Filter → score → pick: the filters here (the same as fit()'s), the scoring and the pick in the strategy.
+    const adapter = (this.adapters && ctx.adapter) || undefined;
+    const { ready, candidates } = filters.candidates(this.list, exclude, adapter);
     const strategy = (adapter && this.adapterStrategy) || this.strategy;
     const replica = strategy.pick(candidates, ctx, ready);
     strategy.chosen?.(replica, ctx);
-    const claim = adapter ? this.adapters!.claim(replica, adapter) : undefined;
+    // Counted before the claim: a claim may report a change (a load ending at once) that lets others be placed.
     replica.inFlight += 1;
+    const claim = adapter ? this.adapters!.claim(replica, adapter) : undefined;
     return new ReplicaSlot(replica, claim, name, this);
   }
 
   /** A slot is given back (once: ReplicaSlot.release): what waits may go, once the adapter claim is let go too. */
   giveBack(slot: ReplicaSlot): void {
-    this.scheduler.drainAfter(() => {
+    this.scheduler.pause();
+    try {
       slot.replica.inFlight -= 1;
       this.scheduler.vacate(slot.keyName);
       slot.claim?.release();
-    });
+    } finally {
+      this.scheduler.resume();
+    }
   }
 
   nextLoadExpiry(): number | undefined {
@@ -187,6 +186,7 @@ export class ModelPool implements Placer<ReplicaSlot>, SlotOwner {
       if (!replica.ready) replica.adapters = this.adapters.forReplica(replica.adapters);
       else void this.adapters.learn(replica);
     }
+    if (readinessChanged) this.scheduler.readinessChanged();
     this.drain();
   }
 

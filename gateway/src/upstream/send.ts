@@ -8,6 +8,7 @@ import type { ModelPool } from "./model-pool";
 import { extractUpstreamError, parseErrorBody } from "./normalize-error";
 import { readHead } from "./read-head";
 import type { Replica } from "./replica";
+import type { Exclusion } from "./routing/filters";
 import type { HoldHooks } from "./scheduler/model-scheduler";
 import { ANONYMOUS, type Tenant } from "./scheduler/tenant";
 
@@ -133,10 +134,11 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   const clock = opts.clock ?? systemClock;
   const transport = opts.transport ?? ((url, o) => request(url, { ...o, dispatcher: opts.dispatcher }));
   const target = call.pick.adapter ?? pool.model.id;
-  // A pinned request counts every other replica as tried already: the pick can only be the pinned one.
-  const tried = new Set<Replica>(call.pinned ? pool.replicas.filter((r) => r !== call.pinned) : []);
-  // Counted when needed: a model that woke from zero had no replica when the request arrived.
-  const maxAttempts = () => (call.pinned ? 1 : Math.min(2, Math.max(1, pool.replicas.length)));
+  // Replicas this request may not use: a pinned one may use only its replica (whatever discovery adds meanwhile); any
+  // other, none it tried already.
+  const tried = new Set<Replica>();
+  const pinned = call.pinned;
+  const exclude: Exclusion = pinned ? { has: (r) => r !== pinned || tried.has(r) } : tried;
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "content-length": String(call.body.length),
@@ -148,22 +150,27 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
   // The request's span (traceparent), so the model server's spans join its trace.
   if (call.traceHeaders) Object.assign(headers, call.traceHeaders);
 
+  /** Requests sent to a model server (the log line's `attempts`). */
+  let attempts = 0;
+  /** Connections that failed before the body was sent: one more replica is tried (two, for a model woken from zero). */
+  let refused = 0;
   /** Replicas that answered 404 for the adapter: each was believed to hold it, and is retried once after a reload. */
   let gone: Set<Replica> | undefined;
+  /** Placements made again because the adapter's entry left the replica's state while the request waited. */
   let replaced = 0;
-  for (let attempt = 1; ; attempt++) {
-    // Only a first attempt that may go to any replica is held: a retry or a pinned request wants a replica it knows.
+  for (let first = true; ; first = false) {
+    // Only the first wait, of a request that may go to any replica, may be held while the model wakes.
     const placed = await pool.acquire({
       tenant: call.tenant ?? ANONYMOUS,
       ctx: call.pick,
-      exclude: tried,
+      exclude,
       signal: call.signal,
-      hold: attempt === 1 && !call.pinned ? call.hold : undefined,
+      hold: first && !pinned ? call.hold : undefined,
       park: () => call.body.park(),
     });
     if (!placed.ok) {
-      if (placed.reason === "abandoned" || call.signal.aborted) return { answered: false, attempts: attempt };
-      if (placed.reason === "saturated" && attempt === 1) {
+      if (placed.reason === "abandoned" || call.signal.aborted) return { answered: false, attempts };
+      if (placed.reason === "saturated" && refused === 0) {
         // A model still waking takes as long as its load: a client retrying every second would only queue again.
         const waking = pool.wakes && !pool.isReady;
         throw waking ? errors.wakeSaturated(target, opts.retryAfterNotReadySeconds) : errors.saturated(target, opts.retryAfterSaturatedSeconds);
@@ -172,38 +179,43 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
     }
     const slot = placed.slot;
     const replica = slot.replica;
+    // Placed: its body no longer counts among waiting requests' (unless it waits for an adapter's load, below).
+    call.body.unpark();
     if (call.signal.aborted) {
       slot.release();
-      return { answered: false, attempts: attempt };
+      return { answered: false, attempts };
     }
-    tried.add(replica);
     if (slot.claim) {
       // The adapter may be loading on that replica (for this request or an earlier one): the request waits for it.
       try {
+        // Waiting for a load, its body counts among waiting requests' again, as far as there is room.
+        if (slot.claim.loading) call.body.park();
         await untilAborted(slot.claim.ready(), call.signal);
       } catch {
         slot.release();
-        if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
+        if (call.signal.aborted) return { answered: false, attempts, replica };
         throw errors.adapterLoadFailed(target, pool.model.id, opts.retryAfterNotReadySeconds);
       }
+      call.body.unpark();
       if (!slot.claim.current) {
         // Its entry left the replica's state while this waited (a restart, a 404, a listing): placed again.
         slot.release();
-        tried.delete(replica);
-        attempt -= 1;
         if (++replaced > MAX_REPLACEMENTS) throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
         continue;
       }
     }
+    tried.add(replica);
+    attempts += 1;
     call.beforeAttempt?.(replica);
     // An adapter request keeps its bytes a moment after they are sent, for the 404 retry below.
     const keepForRetry = slot.claim !== undefined && !gone?.has(replica);
     let sent = false;
+    let answered = false;
     let keeper: ReturnType<Clock["after"]> | undefined;
     const body = call.body.stream(() => {
       sent = true;
-      if (keepForRetry) keeper = clock.after(ADAPTER_RETRY_WINDOW_MS, () => call.body.release());
-      else call.body.release();
+      if (keepForRetry && !answered) keeper = clock.after(ADAPTER_RETRY_WINDOW_MS, () => call.body.release());
+      else if (!keepForRetry) call.body.release();
     });
     try {
       const upstream = guardBody(
@@ -216,6 +228,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
           bodyTimeout: opts.idleTimeoutMs,
         }),
       );
+      answered = true;
       clock.cancel(keeper);
       if (keepForRetry && upstream.statusCode === 404 && call.body.held) {
         const answer = await adapterGone(upstream, call.signal);
@@ -225,30 +238,31 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
           slot.release();
           tried.delete(replica);
           (gone ??= new Set()).add(replica);
-          attempt -= 1;
           call.retried?.();
           continue;
         }
         if (answer === "aborted") {
           slot.release();
-          return { answered: false, attempts: attempt, replica };
+          return { answered: false, attempts, replica };
         }
         upstream.body = answer as unknown as Dispatcher.ResponseData["body"];
       }
       // A replica answered: no other attempt will need the body (if the upstream request has not let it go yet).
       call.body.release();
-      return { answered: true, upstream, replica, attempts: attempt, done: () => slot.release() };
+      return { answered: true, upstream, replica, attempts, done: () => slot.release() };
     } catch (err) {
+      answered = true;
       clock.cancel(keeper);
       slot.release();
-      if (call.signal.aborted) return { answered: false, attempts: attempt, replica };
+      if (call.signal.aborted) return { answered: false, attempts, replica };
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
         replica.eject(code);
         // Another replica can be tried only while the body has not been sent (the connection failed before it was
-        // written): once sent, the model server may have it, and the client retries instead.
-        if (attempt < maxAttempts() && !sent && call.body.held) {
+        // written): once sent, the model server may have it, and the client retries instead. A model that woke from
+        // zero had no replica when the request arrived: its replicas are counted now.
+        if (!pinned && ++refused < Math.min(2, Math.max(1, pool.replicas.length)) && !sent && call.body.held) {
           call.retried?.();
           continue;
         }

@@ -15,6 +15,7 @@ const REGRESSIONS: Record<number, string> = {
   35: "an unload that failed dropped the adapter from the view while the replica still held it",
   3507: "a load under way when the replica's state was reset landed unseen, and a second one went over maxLoras",
   2020: "a replica dropped by discovery and listed again came back as a stranger, its pod's loads under way forgotten",
+  325: "an unload that ended woke nobody, though requests for the adapter it removed waited for it to end",
 };
 
 /** Seeds per CI run; `SIM_SEEDS` and `SIM_FROM` run other ranges (or `npm run simulate`). */

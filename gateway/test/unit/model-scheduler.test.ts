@@ -90,6 +90,19 @@ describe("model scheduler: waits and exits", () => {
     expect(await waiting).toEqual({ ok: false, reason: "not_ready" });
   });
 
+  it("a request left with no replica it may use leaves at once (503), even while the others are full", async () => {
+    const { p } = pool({ replicas: 2, routing: { queueTimeoutMs: 10_000 } });
+    const [r0, r1] = p.replicas;
+    await slot(ask(p, key("a")));
+    await slot(ask(p, key("a")));
+    // Pinned to r1 (a stored response's follow-up): r0 is excluded.
+    const pinned = ask(p, key("b"), { exclude: { has: (r) => r !== r1 } });
+    expect(p.queueLength).toBe(1);
+    r1!.eject("ECONNREFUSED");
+    expect(await pinned).toEqual({ ok: false, reason: "not_ready" });
+    expect(r0!.ready).toBe(true);
+  });
+
   it("places a request the moment a replica's scraped load goes stale, with no polling", async () => {
     const { p, clock } = pool({ maxConcurrency: 4, routing: { maxWaitingRequests: 1, queueTimeoutMs: 60_000 } });
     await clock.advance(1000);
@@ -243,7 +256,6 @@ describe("model scheduler: waking from zero", () => {
     const alone = ask(p, key("k"), { hold: {} });
     await clock.advance(30);
     expect(await alone).toEqual({ ok: false, reason: "not_ready" });
-    expect(p.scheduler.waking).toBe(false);
     p.replicas[0]!.markHealthy();
     const running = await slot(ask(p, key("k"), { hold: {} }));
     p.replicas[0]!.eject("ECONNREFUSED");

@@ -4,7 +4,8 @@ import type { BodyLease } from "../../context/admitted-body";
 /**
  * The bytes to send upstream, with the memory lease they hold. The bytes are let go, and the lease returned,
  * as soon as the upstream request has taken them (undici read the whole body and wrote it to the model
- * server's connection), not when the model server answers: a non-streaming generation takes minutes, and
+ * server's connection; for a LoRA adapter's request, up to 2 s later, in case the server answers 404 for the
+ * adapter: upstream/send.ts), not when the model server answers: a non-streaming generation takes minutes, and
  * holding its prompt that long would let a few hundred long-context requests fill the gateway's body memory.
  *
  * Each attempt gets a one-shot stream rather than the buffer itself: undici keeps a request's body object
@@ -62,6 +63,11 @@ export class HeldBody {
   /** The request waits for a replica: its memory counts among waiting bodies (false: there is no room there). */
   park(): boolean {
     return this.bytes === undefined || this.lease.park();
+  }
+
+  /** The request waits no more: its memory counts among the others again, if they have room. */
+  unpark(): void {
+    if (this.bytes !== undefined) this.lease.unpark();
   }
 
   /** The model server has the body, or the request is over: free the bytes. Idempotent. */

@@ -31,6 +31,11 @@ export class AdapterClaim {
     return this.replica.adapters?.held.get(this.name) === this.entry;
   }
 
+  /** A load of it is under way there (ready() will wait for it). */
+  get loading(): boolean {
+    return this.entry.loading !== undefined;
+  }
+
   /** Resolves once the adapter is usable there (at once, or when the load under way ends); rejects if it failed. */
   ready(): Promise<void> {
     return this.entry.loading ?? Promise.resolve();

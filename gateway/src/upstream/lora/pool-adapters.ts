@@ -129,6 +129,8 @@ export class PoolAdapters {
         } finally {
           claimedOn.unloading.delete(victim.name);
           replica.adapters?.unloading.delete(victim.name);
+          // Requests for the adapter unloaded waited for the unload to end: they may go (and load it) now.
+          this.onChange?.();
         }
       }
       const path = this.paths.get(name);

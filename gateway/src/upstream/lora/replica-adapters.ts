@@ -57,7 +57,8 @@ export class ReplicaAdapters {
 
   room(name: string): AdapterRoom {
     if (this.held.has(name)) return "held";
-    if (!this.known) return "full";
+    // Being unloaded (for another), or the rest of what the replica holds unknown: wait for that to end.
+    if (!this.known || this.unloading.has(name)) return "full";
     if (this.held.size < this.maxLoras) return "free";
     return this.victim() === undefined ? "full" : "evict";
   }

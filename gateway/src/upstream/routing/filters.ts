@@ -1,17 +1,34 @@
 import type { Replica } from "../replica";
 
+/** Replicas a request may not use: those it tried already, or every one but the replica it is pinned to. */
+export interface Exclusion {
+  has(replica: Replica): boolean;
+}
+
 /**
- * Filters drop the replicas that cannot take the request; scorers then only rank the rest. In the order the
- * pool applies them: an empty result after `ready` means the model is not ready (503), after `unsaturated` that
- * it is busy (the request waits in the model's queue, then 429).
+ * Filters: which replicas can take a request. The scheduler asks whether any can (`usable`, `takes`); the pool
+ * then scores only those (`candidates`). No usable replica means the model is not ready for it (503); usable ones
+ * that cannot take it mean it is busy (the request waits, then 429).
  */
-export type Filter = (replicas: readonly Replica[], exclude?: ReadonlySet<Replica>) => Replica[];
 
-/** Ready (health checks pass, a pool has backends) and not already tried by this request. */
-export const ready: Filter = (replicas, exclude) => replicas.filter((r) => r.ready && !exclude?.has(r));
+/** Ready (health checks pass, a pool has backends) and not excluded for this request. */
+export function usable(r: Replica, exclude?: Exclusion): boolean {
+  return r.ready && !exclude?.has(r);
+}
 
-/** Below the gateway's cap and the model server's own queue and KV-cache thresholds. */
-export const unsaturated: Filter = (replicas) => replicas.filter((r) => !r.saturated);
+/**
+ * Can take the request now: below the gateway's cap and the model server's own queue and KV-cache thresholds, and,
+ * for an adapter, holding it or with room to load it (a free slot, or an idle adapter loaded on demand to unload).
+ */
+export function takes(r: Replica, adapter?: string): boolean {
+  return !r.saturated && (adapter === undefined || !r.adapters || r.adapters.room(adapter) !== "full");
+}
+
+/** The usable replicas, and those of them that can take the request now. */
+export function candidates(replicas: readonly Replica[], exclude: Exclusion | undefined, adapter: string | undefined): { ready: Replica[]; candidates: Replica[] } {
+  const ready = replicas.filter((r) => usable(r, exclude));
+  return { ready, candidates: ready.filter((r) => takes(r, adapter)) };
+}
 
 /**
  * The load gate of prefix placement: replicas at most `tolerance(replica)` requests busier than the least-loaded
@@ -22,9 +39,4 @@ export function withinLoadBound(candidates: readonly Replica[], tolerance: (r: R
   let least = Infinity;
   for (const r of candidates) least = Math.min(least, r.load);
   return candidates.filter((r) => r.load <= least + tolerance(r));
-}
-
-/** Replicas that hold the adapter or have room to load it (a free slot, or an idle adapter loaded on demand to unload). */
-export function adapterRoom(candidates: readonly Replica[], adapter: string): Replica[] {
-  return candidates.filter((r) => !r.adapters || r.adapters.room(adapter) !== "full");
 }

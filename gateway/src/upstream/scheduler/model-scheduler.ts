@@ -1,7 +1,7 @@
 import type { Routing, Wake } from "../../config/catalog";
 import type { Clock, ClockTimer } from "../../context/clock";
 import type { HeldOutcome, QueueRefusal, QueueSink, WakeSink } from "../../observability/metrics";
-import type { Replica } from "../replica";
+import type { Exclusion } from "../routing/filters";
 import type { PickContext } from "../routing/scorers";
 import { band, type Tenant } from "./tenant";
 
@@ -17,12 +17,12 @@ export type Fit = "now" | "busy" | "none";
 /** What the scheduler asks of its model's replicas (model-pool.ts). */
 export interface Placer<Slot> {
   /** Some replica is ready. */
-  readonly ready: boolean;
+  readonly isReady: boolean;
   /** Some ready replica is below its cap and reports no full queue: without one, no request can go. */
   hasRoom(): boolean;
-  fit(ctx: PickContext, exclude?: ReadonlySet<Replica>): Fit;
+  fit(ctx: PickContext, exclude?: Exclusion): Fit;
   /** The slot of a request of key `name` that fits now; once given back, it calls the scheduler's vacate(name). */
-  place(ctx: PickContext, exclude: ReadonlySet<Replica> | undefined, name: string): Slot;
+  place(ctx: PickContext, exclude: Exclusion | undefined, name: string): Slot;
   /** The earliest moment a replica that is full by its scraped load (only) stops counting as full, if any is. */
   nextLoadExpiry(): number | undefined;
 }
@@ -32,7 +32,7 @@ export interface WaitRequest {
   tenant: Tenant;
   ctx: PickContext;
   /** Replicas it may not use (tried already). */
-  exclude?: ReadonlySet<Replica>;
+  exclude?: Exclusion;
   /** Aborted when its client leaves. */
   signal?: AbortSignal;
   /** Present when it may be held while the model wakes (a first attempt that may go to any replica). */
@@ -47,7 +47,11 @@ export type Placed<Slot> = { ok: true; slot: Slot } | { ok: false; reason: Refus
 interface Waiter<Slot> {
   readonly seq: number;
   readonly req: WaitRequest;
-  /** Held while the model has no ready replica: counted against `wake.maxHeld`, waits up to `wake.timeoutMs`. */
+  readonly line: Line<Slot>;
+  /**
+   * It arrived while the model had no ready replica (a wake): counted against `wake.maxHeld` and waits up to
+   * `wake.timeoutMs`, also once the model is up but full.
+   */
   readonly held: boolean;
   /** It may wait out a time with no ready replica (it was allowed to hold). */
   readonly holdable: boolean;
@@ -60,6 +64,7 @@ interface Waiter<Slot> {
 
 /** Waiters of one key in one priority band, oldest first. */
 interface Line<Slot> {
+  readonly key: string;
   readonly band: number;
   readonly name: string;
   weight: number;
@@ -79,13 +84,14 @@ const ABANDONED = { ok: false, reason: "abandoned" } as const;
  *   adapter); one that cannot be placed never holds back one that can.
  * - **Order:** interactive before batch; within a band, the key holding the least of the model's slots for its
  *   weight first (weighted max-min fairness of slots), then the one waiting longest; within a key, oldest first.
- * - **Bounds:** a full queue (or hold) makes room by refusing the newest waiter of a lower band, else of the key
- *   waiting with the most for its weight, if that is more than the arrival's key would have; else the arrival is
- *   refused.
+ * - **Bounds:** a full queue (or hold) makes room by refusing the newest waiter of the key waiting with the most for
+ *   its weight in the lowest band below the arrival's; or, in the arrival's band, of the key waiting with the most,
+ *   if that is more than the arrival's key would have; else the arrival is refused.
  * - **Leaving:** each waiter leaves exactly once: placed, past its deadline (429, or 503 for a wake that did not
  *   come), pushed out (429), its client gone, or the gateway shutting down (503, held requests only).
- * - **Events, no polling:** the pool calls drain() on every change of a slot, an adapter, a replica or its load;
- *   the only timers are each waiter's deadline and the moment a replica's scraped load stops counting.
+ * - **Events, no polling:** the pool calls drain() on every change of a slot, an adapter, a replica or its load
+ *   (readinessChanged() first when a replica's readiness or the replica set changed); the only timers are each
+ *   waiter's deadline and the moment a replica's scraped load stops counting.
  */
 export class ModelScheduler<Slot> {
   private readonly lines = new Map<string, Line<Slot>>();
@@ -96,6 +102,10 @@ export class ModelScheduler<Slot> {
   private seq = 0;
   private draining = false;
   private again = false;
+  /** pause() calls not yet resumed: drains asked for meanwhile run once, at the last resume(). */
+  private paused = 0;
+  /** A replica's readiness (or the set) changed: waiters may have no replica left to wait for. */
+  private stranding = false;
   private recheck: ClockTimer | undefined;
   private recheckAt = NaN;
   /** When the first request was held while the model had no ready replica (the wake under way), else undefined. */
@@ -131,26 +141,22 @@ export class ModelScheduler<Slot> {
     return this.holding;
   }
 
-  /** Whether a wake is under way (a request was held and no replica has been ready since). */
-  get waking(): boolean {
-    return this.wakeSince !== undefined;
-  }
-
   /** Slots of the model `name`'s requests hold now. */
   slotsOf(name: string): number {
     return this.occupancy.get(name) ?? 0;
   }
 
   /** Every waiting request, for the simulation's invariants and the scaler. */
-  *waiting(): IterableIterator<{ readonly tenant: Tenant; readonly ctx: PickContext; readonly exclude?: ReadonlySet<Replica>; readonly held: boolean; readonly since: number }> {
+  *waiting(): IterableIterator<{ readonly tenant: Tenant; readonly ctx: PickContext; readonly exclude?: Exclusion; readonly held: boolean; readonly since: number }> {
     for (const line of this.lines.values()) for (const w of line.waiters) yield { tenant: w.req.tenant, ctx: w.req.ctx, exclude: w.req.exclude, held: w.held, since: w.since };
   }
 
   /** A slot now, or a wait for one: resolves exactly once, with the slot or why not. */
   acquire(req: WaitRequest): Promise<Placed<Slot>> {
     if (req.signal?.aborted) return Promise.resolve(ABANDONED);
+    // Those waiting go first if they can (a replica's scraped load may have gone stale a moment ago, its timer late).
+    if (this.lines.size > 0) this.drain();
     const fit = this.placer.fit(req.ctx, req.exclude);
-    // Nobody waiting could take a replica now (drain() ran after every change), so one that fits goes at once.
     if (fit === "now") return Promise.resolve({ ok: true, slot: this.placeFor(req) });
     const holdable = req.hold !== undefined && this.wake !== undefined;
     const held = fit === "none";
@@ -172,7 +178,7 @@ export class ModelScheduler<Slot> {
 
   /** Serves waiting requests while replicas have room for them, in service order. */
   drain(): void {
-    if (this.draining) {
+    if (this.draining || this.paused > 0) {
       this.again = true;
       return;
     }
@@ -188,20 +194,19 @@ export class ModelScheduler<Slot> {
     this.armRecheck();
   }
 
-  /** Runs `change` (which may ask for drains), then drains once. */
-  drainAfter(change: () => void): void {
-    if (this.draining) {
-      change();
-      this.again = true;
-      return;
-    }
-    this.draining = true;
-    try {
-      change();
-    } finally {
-      this.draining = false;
-    }
-    this.drain();
+  /** Holds drains back while a change of several steps is made (a slot given back); resume() runs them once. */
+  pause(): void {
+    this.paused += 1;
+  }
+
+  resume(): void {
+    this.paused -= 1;
+    if (this.paused === 0) this.drain();
+  }
+
+  /** A replica's readiness or the replica set changed: the next drain sends away waiters left with no replica. */
+  readinessChanged(): void {
+    this.stranding = true;
   }
 
   /**
@@ -217,12 +222,12 @@ export class ModelScheduler<Slot> {
 
   private enqueue(req: WaitRequest, held: boolean, holdable: boolean, resolve: (r: Placed<Slot>) => void): void {
     const now = this.clock.now();
-    const w: Waiter<Slot> = { seq: ++this.seq, req, held, holdable, since: now, settle: resolve, done: false };
     const b = band(req.tenant);
     const key = `${b}:${req.tenant.name}`;
     let line = this.lines.get(key);
-    if (!line) this.lines.set(key, (line = { band: b, name: req.tenant.name, weight: req.tenant.weight, waiters: [] }));
+    if (!line) this.lines.set(key, (line = { key, band: b, name: req.tenant.name, weight: req.tenant.weight, waiters: [] }));
     line.weight = req.tenant.weight;
+    const w: Waiter<Slot> = { seq: ++this.seq, req, line, held, holdable, since: now, settle: resolve, done: false };
     line.waiters.push(w);
     if (held) {
       this.holding += 1;
@@ -231,10 +236,11 @@ export class ModelScheduler<Slot> {
     const timeout = held ? this.wake!.timeoutMs : this.routing.queueTimeoutMs;
     w.timer = this.clock.after(timeout, () => {
       w.timer = undefined;
-      // Past its deadline with a replica up but full, a held request is refused as load (429); with none, the wake failed (503).
-      const up = this.placer.ready;
+      // Past its deadline with a replica it may use up but full, it is refused as load (429); with none, the model
+      // is not ready for it (503: a wake that failed, a pinned replica gone).
+      const up = this.placer.fit(req.ctx, req.exclude) !== "none";
       this.queueSink?.refused(req.tenant, "timeout", held);
-      this.leave(w, held && !up ? NOT_READY : SATURATED, up ? "saturated" : "timed_out");
+      this.leave(w, up ? SATURATED : NOT_READY, up ? "saturated" : "timed_out");
     });
     if (req.signal) {
       w.onAbort = () => this.leave(w, ABANDONED, "abandoned");
@@ -254,16 +260,15 @@ export class ModelScheduler<Slot> {
   private leave(w: Waiter<Slot>, result: Placed<Slot>, heldOutcome: HeldOutcome): void {
     if (w.done) return;
     w.done = true;
-    const key = `${band(w.req.tenant)}:${w.req.tenant.name}`;
-    const line = this.lines.get(key)!;
+    const line = w.line;
     line.waiters.splice(line.waiters.indexOf(w), 1);
-    if (line.waiters.length === 0) this.lines.delete(key);
+    if (line.waiters.length === 0) this.lines.delete(line.key);
     this.clock.cancel(w.timer);
     if (w.onAbort) w.req.signal!.removeEventListener("abort", w.onAbort);
     if (w.held) {
       this.holding -= 1;
       // Everyone held has left with no replica up: the next request held starts a new wake.
-      if (this.holding === 0 && !this.placer.ready) this.wakeSince = undefined;
+      if (this.holding === 0 && !this.placer.isReady) this.wakeSince = undefined;
       this.sink?.outcome(heldOutcome);
       w.req.hold?.ended?.(this.clock.now() - w.since);
     } else this.queued -= 1;
@@ -271,15 +276,18 @@ export class ModelScheduler<Slot> {
   }
 
   private dispatch(): void {
-    if (this.wakeSince !== undefined && this.placer.ready) {
+    if (this.wakeSince !== undefined && this.placer.isReady) {
       this.sink?.woke((this.clock.now() - this.wakeSince) / 1000);
       this.wakeSince = undefined;
     }
-    if (this.lines.size === 0) return;
-    if (!this.placer.ready) {
-      // No replica at all: requests that may not be held leave now (503) instead of waiting out their deadline.
-      for (const w of this.all()) if (!w.holdable) this.strand(w);
+    if (this.lines.size === 0) {
+      this.stranding = false;
       return;
+    }
+    if (this.stranding) {
+      // Requests with no replica left they may use, and that may not be held, leave now (503), not at their deadline.
+      this.stranding = false;
+      for (const w of this.all()) if (!w.holdable && this.placer.fit(w.req.ctx, w.req.exclude) === "none") this.strand(w);
     }
     while (this.lines.size > 0 && this.placer.hasRoom()) {
       const next = this.next();
@@ -320,8 +328,9 @@ export class ModelScheduler<Slot> {
 
   private placeFor(req: WaitRequest): Slot {
     const name = req.tenant.name;
+    const slot = this.placer.place(req.ctx, req.exclude, name);
     this.occupancy.set(name, this.slotsOf(name) + 1);
-    return this.placer.place(req.ctx, req.exclude, name);
+    return slot;
   }
 
   /** A slot `name`'s request held was given back (the slot calls this once). */
