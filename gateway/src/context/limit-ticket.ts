@@ -1,4 +1,4 @@
-import type { Releasable } from "./request-context";
+import type { Releasable } from "./releasable";
 
 /** Token counts as the model servers report them (`usage`). */
 export interface Usage {

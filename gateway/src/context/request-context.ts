@@ -4,11 +4,7 @@ import type { AdmittedBody } from "./admitted-body";
 import type { ApiKeyRecord } from "./api-key-record";
 import { ClientGone } from "./client-gone";
 import type { LimitTicket } from "./limit-ticket";
-
-/** Anything a request takes that must be given back once (a slot, a lease, a reservation); release() is idempotent. */
-export interface Releasable {
-  release(): void;
-}
+import type { Releasable } from "./releasable";
 
 /** Fields of the one log line written per request; each layer fills in what it learns. */
 export interface RequestLogFields {

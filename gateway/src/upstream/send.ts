@@ -8,6 +8,7 @@ import type { ModelPool } from "./model-pool";
 import { extractUpstreamError, parseErrorBody } from "./normalize-error";
 import { readHead } from "./read-head";
 import type { Replica } from "./replica";
+import type { ReplicaSlot } from "./replica-slot";
 import type { Exclusion } from "./routing/filters";
 import type { HoldHooks } from "./scheduler/model-scheduler";
 import { ANONYMOUS, type Tenant } from "./scheduler/tenant";
@@ -186,20 +187,9 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       return { answered: false, attempts };
     }
     if (slot.claim) {
-      // The adapter may be loading on that replica (for this request or an earlier one): the request waits for it.
-      try {
-        // Waiting for a load, its body counts among waiting requests' again, as far as there is room.
-        if (slot.claim.loading) call.body.park();
-        await untilAborted(slot.claim.ready(), call.signal);
-      } catch {
-        slot.release();
-        if (call.signal.aborted) return { answered: false, attempts, replica };
-        throw errors.adapterLoadFailed(target, pool.model.id, opts.retryAfterNotReadySeconds);
-      }
-      call.body.unpark();
-      if (!slot.claim.current) {
-        // Its entry left the replica's state while this waited (a restart, a 404, a listing): placed again.
-        slot.release();
+      const adapter = await adapterReady(slot, call, () => errors.adapterLoadFailed(target, pool.model.id, opts.retryAfterNotReadySeconds));
+      if (adapter === "abandoned") return { answered: false, attempts, replica };
+      if (adapter === "again") {
         if (++replaced > MAX_REPLACEMENTS) throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
         continue;
       }
@@ -271,6 +261,29 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }
   }
+}
+
+/**
+ * Waits until the slot's adapter is usable on its replica (the load under way for it, this request's or an earlier
+ * one's): "ready"; "again" when its entry left the replica's state meanwhile (a restart, a 404, a listing: the slot
+ * is given back, to be placed again); "abandoned" when the client left (slot given back). A failed load gives the slot
+ * back and throws `failed()`.
+ */
+async function adapterReady(slot: ReplicaSlot, call: UpstreamCall, failed: () => Error): Promise<"ready" | "again" | "abandoned"> {
+  const claim = slot.claim!;
+  try {
+    // Waiting for a load, its body counts among waiting requests' again, as far as there is room.
+    if (claim.loading) call.body.park();
+    await untilAborted(claim.ready(), call.signal);
+  } catch {
+    slot.release();
+    if (call.signal.aborted) return "abandoned";
+    throw failed();
+  }
+  call.body.unpark();
+  if (claim.current) return "ready";
+  slot.release();
+  return "again";
 }
 
 /**

@@ -16,6 +16,8 @@ const REGRESSIONS: Record<number, string> = {
   3507: "a load under way when the replica's state was reset landed unseen, and a second one went over maxLoras",
   2020: "a replica dropped by discovery and listed again came back as a stranger, its pod's loads under way forgotten",
   325: "an unload that ended woke nobody, though requests for the adapter it removed waited for it to end",
+  41380: "a listing asked for before another, answered after it, brought back an adapter the newer one had found gone",
+  13560: "the same out-of-order listing, and a request for the adapter it brought back answered 404 twice",
 };
 
 /** Seeds per CI run; `SIM_SEEDS` and `SIM_FROM` run other ranges (or `npm run simulate`). */

@@ -35,6 +35,8 @@ export class ReplicaAdapters {
    * a listing asked for before then says nothing about that name.
    */
   private readonly changedAt = new Map<string, number>();
+  /** When the listing last applied was asked for: one asked for earlier that answers later is older news. */
+  private listedAt = -Infinity;
 
   constructor(
     readonly maxLoras: number,
@@ -109,9 +111,12 @@ export class ReplicaAdapters {
   /**
    * The replica's own listing (the adapters of its `/v1/models`, requested at `askedAt`) wins: names it lists are
    * held, names it does not are gone, except names this pod loaded, unloaded or forgot since the listing was asked
-   * for, and loads under way. True when what is held, or whether it is known, changed.
+   * for, and loads under way; a listing asked for before the last one applied is ignored (listings may answer out of
+   * order). True when what is held, or whether it is known, changed.
    */
   reconcile(listed: readonly string[], preloaded: ReadonlySet<string>, askedAt: number, now: number): boolean {
+    if (askedAt < this.listedAt) return false;
+    this.listedAt = askedAt;
     let changed = !this.known;
     this.known = true;
     const names = new Set(listed);
