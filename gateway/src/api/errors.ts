@@ -244,6 +244,28 @@ export const errors = {
       retryAfterHeaders(retryAfterSeconds),
     ),
 
+  /** Every replica tried refused the connection (or reset it) before the request went: they are leaving or restarting. */
+  allRefused: (model: string, tried: number, othersReady: boolean, retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      `Model \`${model}\`: ${tried === 1 ? "a replica" : `${tried} replicas in turn`} refused the connection (shutting down or restarting), ${othersReady ? "and the others were not reached in time" : "and no other is ready"}. Retry after ${retryAfterSeconds}s.`,
+      "service_unavailable_error",
+      "model_not_ready",
+      null,
+      retryAfterHeaders(retryAfterSeconds),
+    ),
+
+  /** The connection failed after the request went: the model server may have it, so it is not sent again. */
+  connectionLost: (model: string, retryAfterSeconds: number) =>
+    new ApiError(
+      503,
+      `Model \`${model}\`: the replica closed the connection before it answered; the request was not sent again, as it may have been received. Retry after ${retryAfterSeconds}s.`,
+      "service_unavailable_error",
+      "model_not_ready",
+      null,
+      retryAfterHeaders(retryAfterSeconds),
+    ),
+
   /** A per-key RPM or TPM refusal, in OpenAI's words; `headers` carries x-ratelimit-* and Retry-After. */
   rateLimited: (keyName: string, which: "requests" | "tokens", limit: number | undefined, resetIn: string, headers: Record<string, string>) =>
     new ApiError(

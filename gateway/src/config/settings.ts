@@ -1,5 +1,8 @@
 import { z } from "zod";
 
+/** How often each replica's /health is checked by default, ms; model servers' preStop delay counts on it. */
+export const DEFAULT_HEALTH_INTERVAL_MS = 5000;
+
 /**
  * How a limit documents itself: what it bounds and what a client sees when it trips, the columns of
  * docs/gateway-api.md's "Limits" table (`npm run docs:gateway`), and why the default is what it is, for whoever
@@ -256,9 +259,9 @@ const SettingsObject = z.strictObject({
     .max(65535)
     .default(9090)
     .meta(about("The operations port: `/metrics`, `/healthz` and `/readyz`, apart from the API port so the public listener never exposes metrics. 0: a free port.")),
-  healthIntervalMs: z.coerce.number().int().positive().default(5000).meta(about("How often each replica's `GET /health` is checked, ms.")),
+  healthIntervalMs: z.coerce.number().int().positive().default(DEFAULT_HEALTH_INTERVAL_MS).meta(about("How often each replica's `GET /health` is checked, ms.")),
   healthTimeoutMs: z.coerce.number().int().positive().default(2000).meta(about("How long a health check, or a read of a replica's `/metrics`, may take before it counts as failed, ms.")),
-  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection takes it out at once).")),
+  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection or a 503, what a server shutting down answers, takes it out at once).")),
   sseKeepAliveMs: z.coerce
     .number()
     .int()

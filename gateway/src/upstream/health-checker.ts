@@ -1,6 +1,7 @@
 import { request, type Dispatcher } from "undici";
 import type { Replica } from "./replica";
 import type { Logger } from "../observability/logger";
+import { errorCode } from "./send";
 
 export interface HealthCheckOptions {
   intervalMs: number;
@@ -8,7 +9,10 @@ export interface HealthCheckOptions {
   unhealthyThreshold: number;
 }
 
-/** Active readiness: GET /health on every replica (vLLM answers 200 once the engine is up, 503 when dead). */
+/**
+ * Active readiness: GET /health on every replica (vLLM answers 200 once the engine is up, 503 when dead or draining).
+ * A 503 or a refused connection takes a ready replica out at once; other failures after `unhealthyThreshold` in a row.
+ */
 export class HealthChecker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
@@ -60,9 +64,11 @@ export class HealthChecker {
       });
       await res.body.dump();
       if (res.statusCode === 200) replica.markHealthy();
-      else replica.markCheckFailed(`health status ${res.statusCode}`, this.options.unhealthyThreshold);
+      // 503 is what a model server says while it shuts down (vLLM's drain rejects with it): out at once.
+      else replica.markCheckFailed(`health status ${res.statusCode}`, res.statusCode === 503 ? 1 : this.options.unhealthyThreshold);
     } catch (err) {
-      replica.markCheckFailed((err as Error).message, this.options.unhealthyThreshold);
+      // A refused connection is a server that stopped listening; a timeout may be a busy one, and gets the threshold.
+      replica.markCheckFailed((err as Error).message, errorCode(err) === "ECONNREFUSED" ? 1 : this.options.unhealthyThreshold);
     }
     this.logTransition(replica, wasReady);
   }

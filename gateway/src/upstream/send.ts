@@ -104,6 +104,12 @@ const MAX_404_BODY_BYTES = 16 * 1024;
 /** A placement the adapter state was reset under (its replica restarted meanwhile) is made again, this many times at most. */
 const MAX_REPLACEMENTS = 3;
 
+/**
+ * After a connection failed before the body went, other replicas are tried for this long, ms, from the first failure:
+ * a refused connection fails in a millisecond, so only connect timeouts (a node gone, 5 s each) meet the bound.
+ */
+export const REFUSED_RETRY_BUDGET_MS = 2000;
+
 export function errorCode(err: unknown): string | undefined {
   const e = err as { code?: unknown; cause?: { code?: unknown } };
   if (typeof e?.code === "string") return e.code;
@@ -125,8 +131,8 @@ const ignore = (): void => undefined;
 
 /**
  * The attempt level of a request: a slot on a replica (waiting in the model's scheduler while none can take it),
- * then the body sent. A connection refused or reset before the body was sent ejects that replica and tries once more
- * on another; a 404 for an adapter the replica was believed to hold marks it gone there and tries again (where it is
+ * then the body sent. A connection refused or reset before the body was sent ejects that replica (for every request)
+ * and tries the next replica not yet tried, within a short budget; a 404 for an adapter the replica was believed to hold marks it gone there and tries again (where it is
  * loaded anew, or held), once per replica that answered so. Resolves when a model server answered (its headers are
  * in) or the client left; throws ApiError for what should leave as an error envelope.
  */
@@ -153,8 +159,9 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
 
   /** Requests sent to a model server (the log line's `attempts`). */
   let attempts = 0;
-  /** Connections that failed before the body was sent: one more replica is tried (two, for a model woken from zero). */
+  /** Connections that failed before the body was sent, and when the first did: each untried replica is tried in turn. */
   let refused = 0;
+  let firstRefusalAt = 0;
   /** Replicas that answered 404 for the adapter: each was believed to hold it, and is retried once after a reload. */
   let gone: Set<Replica> | undefined;
   /** Placements made again because the adapter's entry left the replica's state while the request waited. */
@@ -171,12 +178,12 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
     });
     if (!placed.ok) {
       if (placed.reason === "abandoned" || call.signal.aborted) return { answered: false, attempts };
-      if (placed.reason === "saturated" && refused === 0) {
+      if (placed.reason === "saturated") {
         // A model still waking takes as long as its load: a client retrying every second would only queue again.
         const waking = pool.wakes && !pool.isReady;
         throw waking ? errors.wakeSaturated(target, opts.retryAfterNotReadySeconds) : errors.saturated(target, opts.retryAfterSaturatedSeconds);
       }
-      throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+      throw call.unavailable?.() ?? (refused > 0 ? errors.allRefused(pool.model.id, refused, pool.isReady, opts.retryAfterNotReadySeconds) : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds));
     }
     const slot = placed.slot;
     const replica = slot.replica;
@@ -248,15 +255,18 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
       const code = errorCode(err);
       if (code === "UND_ERR_HEADERS_TIMEOUT") throw errors.upstreamTimeout(pool.model.id);
       if (code && CONNECT_ERRORS.has(code)) {
+        // Out of every request's pick until a health check sees it again: it is leaving, restarting or gone.
         replica.eject(code);
-        // Another replica can be tried only while the body has not been sent (the connection failed before it was
-        // written): once sent, the model server may have it, and the client retries instead. A model that woke from
-        // zero had no replica when the request arrived: its replicas are counted now.
-        if (!pinned && ++refused < Math.min(2, Math.max(1, pool.replicas.length)) && !sent && call.body.held) {
+        // Once the body went, the model server may have it: the client decides (the SDKs retry a 503).
+        if (sent || !call.body.held) throw call.unavailable?.() ?? errors.connectionLost(pool.model.id, opts.retryAfterNotReadySeconds);
+        if (refused++ === 0) firstRefusalAt = clock.now();
+        // Each replica not yet tried, while another is ready, within the budget: placing it again finds none when none
+        // is left (the replicas are counted now: a model that woke from zero had none when the request arrived).
+        if (!pinned && refused < Math.max(1, pool.replicas.length) && clock.now() - firstRefusalAt < REFUSED_RETRY_BUDGET_MS) {
           call.retried?.();
           continue;
         }
-        throw call.unavailable?.() ?? errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds);
+        throw call.unavailable?.() ?? errors.allRefused(pool.model.id, refused, pool.isReady, opts.retryAfterNotReadySeconds);
       }
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }

@@ -232,7 +232,7 @@ export async function simulate(seed: number, options: { trace?: boolean } = {}):
     for (const r of pool.replicas) {
       replicasSeen.add(r);
       if (serving(r.url)) r.markHealthy();
-      else r.markCheckFailed("refused", 2);
+      else r.markCheckFailed("refused", 1); // a refused connection: out at once, as HealthChecker does
     }
   };
   pool.setReplicaUrls(members);
