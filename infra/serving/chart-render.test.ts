@@ -12,6 +12,7 @@ import { planModels, type PlannedModel } from "./plan";
 import { planRollouts, withRollout } from "./rollout";
 import { decodeDeploymentName, isScaledDeployment } from "./scaled-object";
 import { DEFAULT_STARTUP_TIMEOUT, startupTimeoutSeconds } from "./startup";
+import { LEAVE_DELAY_SECONDS } from "./constants";
 import { API_KEY_SECRET, buildInferencePoolValues, DRAIN_SCRIPT, poolReleaseName, serverValuesFor, TERMINATION_MARGIN_SECONDS } from "./values";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -118,10 +119,10 @@ describeWithCharts("serving charts rendered by a real helm with the program's va
     expect(budget("qwen3-8b")).toBeGreaterThan(budget("bge-small-en"));
   });
 
-  test("stopping drains: the preStop hook and a grace period past it (300 s for the 70B from its model.yaml)", () => {
-    expect(vllm("qwen3-8b").lifecycle.preStop.exec.command).toEqual(["python3", "-c", DRAIN_SCRIPT, "8000", "120", "5"]);
-    expect(deployment("qwen3-8b").spec.template.spec.terminationGracePeriodSeconds).toBe(120 + TERMINATION_MARGIN_SECONDS);
-    expect(deployment("llama-3-3-70b").spec.template.spec.terminationGracePeriodSeconds).toBe(300 + TERMINATION_MARGIN_SECONDS);
+  test("stopping drains: the preStop hook keeps serving for the leave delay, then drains; a grace period past both (300 s for the 70B from its model.yaml)", () => {
+    expect(vllm("qwen3-8b").lifecycle.preStop.exec.command).toEqual(["python3", "-c", DRAIN_SCRIPT, "8000", "120", String(LEAVE_DELAY_SECONDS)]);
+    expect(deployment("qwen3-8b").spec.template.spec.terminationGracePeriodSeconds).toBe(LEAVE_DELAY_SECONDS + 120 + TERMINATION_MARGIN_SECONDS);
+    expect(deployment("llama-3-3-70b").spec.template.spec.terminationGracePeriodSeconds).toBe(LEAVE_DELAY_SECONDS + 300 + TERMINATION_MARGIN_SECONDS);
     expect(vllm("qwen3-8b").securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
   });
 
@@ -151,6 +152,15 @@ describeWithCharts("serving charts rendered by a real helm with the program's va
     const epp = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "gaie-x-epp" }, spec: { template: { metadata: { labels: { inferencepool: "gaie-x-epp" } } } } };
     const out = t({ type: "kubernetes:apps/v1:Deployment", name: "x", props: epp, opts: {} } as never) as { props: Obj } | undefined;
     expect(out?.props.spec.template.metadata.labels).toEqual({ inferencepool: "gaie-x-epp", a: "b" });
+  });
+
+  test("the simulator's server (no vLLM, no python) leaves by Kubernetes' sleep action; its Deployment is valid", () => {
+    const sim = planModels(["generative/sim-chat"], {}, loadModelFolders(), "deployments/models")[0] as PlannedModel;
+    const values = serverValuesFor(sim, { labelDomain: D, startupTimeout: DEFAULT_STARTUP_TIMEOUT, awaitModelServers: true, drainSeconds: 120 });
+    const [d] = helmTemplate(helm, archive("llm-d-modelservice"), "ms-sim-chat", NS, values).filter((o) => o.kind === "Deployment") as Obj[];
+    expect(d!.spec.template.spec.containers[0].lifecycle).toEqual({ preStop: { sleep: { seconds: LEAVE_DELAY_SECONDS } } });
+    expect(d!.spec.template.spec.terminationGracePeriodSeconds).toBe(LEAVE_DELAY_SECONDS + 120 + TERMINATION_MARGIN_SECONDS);
+    expect(() => validateKubernetesObject(d!)).not.toThrow();
   });
 
   test("an autoscaled model: the chart takes its values (the block is kept out), renders minReplicas, and names the decode Deployment as the ScaledObject targets it", () => {

@@ -1,5 +1,7 @@
 // Fixed facts of the model-serving stack (spec "Model management"; deploy reference §1).
 import * as path from "path";
+import { DEFAULT_DNS_REFRESH_MS } from "../../gateway/src/config/catalog";
+import { DEFAULT_HEALTH_INTERVAL_MS } from "../../gateway/src/config/settings";
 import { REPO_ROOT } from "../platform/charts";
 
 export const CONFIG_NAMESPACE = "serving";
@@ -44,3 +46,14 @@ export const SIMULATOR_IMAGE_MARKER = "llm-d-inference-sim";
  * drain 30 s to 300 s; long reasoning streams need minutes, and the drain ends as soon as nothing is in flight.
  */
 export const DEFAULT_DRAIN_SECONDS = 120;
+
+/** Kubernetes' DNS (CoreDNS's kubernetes plugin) answers with a 5 s TTL: a pod that left may be listed that long. */
+export const CLUSTER_DNS_TTL_SECONDS = 5;
+
+/**
+ * How long a stopping model server keeps serving and accepting before it drains (its preStop delay): long enough for
+ * every gateway pod to stop sending it requests. A terminating pod leaves the headless Service's addresses at once;
+ * the cluster's DNS may answer with it for one TTL, the gateway resolves again every refresh, and one health interval
+ * is the margin. In pool mode the endpoint picker watches the pods and drops a terminating one within a second.
+ */
+export const LEAVE_DELAY_SECONDS = CLUSTER_DNS_TTL_SECONDS + Math.ceil((DEFAULT_DNS_REFRESH_MS + DEFAULT_HEALTH_INTERVAL_MS) / 1000);

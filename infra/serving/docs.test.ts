@@ -4,7 +4,10 @@
 import * as fs from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { CatalogSchema } from "../../gateway/src/config/catalog";
+import { CatalogSchema, DEFAULT_DNS_REFRESH_MS } from "../../gateway/src/config/catalog";
+import { DEFAULT_HEALTH_INTERVAL_MS } from "../../gateway/src/config/settings";
+import { CLUSTER_DNS_TTL_SECONDS, LEAVE_DELAY_SECONDS } from "./constants";
+import { TERMINATION_MARGIN_SECONDS } from "./values";
 import { adapterOptionsFromArgv, optionsFromArgv } from "../../scripts/model-add";
 import { codeSpans, markedBlocks, readDoc } from "../platform/docs-testing";
 import { AutoscalingSchema } from "./autoscaling";
@@ -162,6 +165,15 @@ describe("docs/models.md", () => {
     expect(page).toContain(`Qwen3-8B: ${Math.ceil(startupTimeoutSeconds(16) / 10)} × 10 s; the 70B: ${Math.ceil(startupTimeoutSeconds(131.5) / 10)} × 10 s`);
     expect(page).toContain(`42 minutes for Qwen3-8B, 4 h 33 min for 131.5 GiB`);
     expect([startupTimeoutSeconds(16, DEFAULT_DOWNLOAD_TIMEOUT) / 60, Math.floor(startupTimeoutSeconds(131.5, DEFAULT_DOWNLOAD_TIMEOUT) / 60)]).toEqual([42, 4 * 60 + 33]);
+  });
+
+  test("the stopping figures are the program's: the leave delay, its parts, and the grace period", () => {
+    expect(page).toContain(`| keep serving and accepting | ${LEAVE_DELAY_SECONDS} s (\`LEAVE_DELAY_SECONDS\``);
+    expect(page).toContain(`the cluster DNS's TTL (${CLUSTER_DNS_TTL_SECONDS} s) + the gateway's DNS refresh (${DEFAULT_DNS_REFRESH_MS / 1000} s`);
+    expect(page).toContain(`one health interval (${DEFAULT_HEALTH_INTERVAL_MS / 1000} s`);
+    expect(page).toContain(`| \`terminationGracePeriodSeconds\` | ${LEAVE_DELAY_SECONDS} + \`drainSeconds\` + ${TERMINATION_MARGIN_SECONDS} |`);
+    expect(page).toContain(`| SIGTERM, exit | at most ${TERMINATION_MARGIN_SECONDS} s |`);
+    expect(readDoc("lifecycle.md")).toContain(`keeps serving for ${LEAVE_DELAY_SECONDS} s while every gateway pod`);
   });
 
   test("the families table is MODEL_FAMILIES", () => {

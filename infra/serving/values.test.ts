@@ -11,11 +11,14 @@ import {
   buildModelServerValues,
   buildReplicaService,
   DRAIN_SCRIPT,
-  DRAIN_SETTLE_SECONDS,
   type ModelServerValuesArgs,
   nodePlacement,
   TERMINATION_MARGIN_SECONDS,
+  terminationGraceSeconds,
 } from "./values";
+import { CLUSTER_DNS_TTL_SECONDS, LEAVE_DELAY_SECONDS } from "./constants";
+import { DEFAULT_DNS_REFRESH_MS } from "../../gateway/src/config/catalog";
+import { DEFAULT_HEALTH_INTERVAL_MS } from "../../gateway/src/config/settings";
 import type { YamlDoc } from "./testing";
 
 const D = "ai-platform.io";
@@ -83,8 +86,9 @@ describe("model-server values", () => {
     expect(c.env).toContainEqual({ name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: API_KEY_SECRET.name, key: API_KEY_SECRET.key } } });
     const s = (buildModelServerValues(sim, args()) as YamlDoc).decode;
     expect(s.containers[0].env).toBeUndefined();
-    expect(s.containers[0].extraConfig).toBeUndefined();
-    expect(s.terminationGracePeriodSeconds).toBeUndefined();
+    // Only the leave delay, as Kubernetes' own sleep action (the image needs no binary for it).
+    expect(s.containers[0].extraConfig).toEqual({ lifecycle: { preStop: { sleep: { seconds: LEAVE_DELAY_SECONDS } } } });
+    expect(s.terminationGracePeriodSeconds).toBe(LEAVE_DELAY_SECONDS + 120 + TERMINATION_MARGIN_SECONDS);
   });
 
   test("serving:responsesStore lets vLLM store Responses API answers; off by default, as vLLM is", () => {
@@ -111,11 +115,30 @@ describe("model-server values", () => {
     expect(q.volumes.filter((v: { name: string }) => v.name === "shm")).toEqual([{ name: "shm", emptyDir: { medium: "Memory", sizeLimit: "8Gi" } }]);
   });
 
-  test("stopping drains: a preStop that waits for in-flight requests, and a grace period beyond it", () => {
+  test("stopping drains: a preStop that keeps serving for the leave delay, then waits for in-flight requests, and a grace period beyond both", () => {
     const d = (buildModelServerValues(qwen, args({ drainSeconds: 300 })) as YamlDoc).decode;
-    expect(d.terminationGracePeriodSeconds).toBe(300 + TERMINATION_MARGIN_SECONDS);
-    expect(d.containers[0].extraConfig.lifecycle.preStop.exec.command).toEqual(["python3", "-c", DRAIN_SCRIPT, "8000", "300", String(DRAIN_SETTLE_SECONDS)]);
+    expect(d.terminationGracePeriodSeconds).toBe(LEAVE_DELAY_SECONDS + 300 + TERMINATION_MARGIN_SECONDS);
+    expect(d.containers[0].extraConfig.lifecycle.preStop.exec.command).toEqual(["python3", "-c", DRAIN_SCRIPT, "8000", "300", String(LEAVE_DELAY_SECONDS)]);
     expect(d.containers[0].extraConfig.securityContext).toEqual({ allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ["ALL"] }, seccompProfile: { type: "RuntimeDefault" } });
+  });
+
+  test("the leave delay outlasts the gateway's discovery: the cluster DNS's TTL, a DNS refresh and a health interval", () => {
+    expect(LEAVE_DELAY_SECONDS).toBeGreaterThanOrEqual(CLUSTER_DNS_TTL_SECONDS + (DEFAULT_DNS_REFRESH_MS + DEFAULT_HEALTH_INTERVAL_MS) / 1000);
+    expect(LEAVE_DELAY_SECONDS).toBe(15);
+  });
+
+  test.each(models.map((m) => [m.ref, m] as const))("%s: every server role leaves gracefully: a preStop delay, and a grace period past it and the drain", (_ref, def) => {
+    const drainSeconds = def.drainSeconds ?? 120;
+    const v = buildModelServerValues(def, args({ drainSeconds })) as YamlDoc;
+    const roles = [v.decode, ...(v.prefill && v.prefill.create !== false ? [v.prefill] : [])];
+    for (const role of roles) {
+      const preStop = role.containers[0].extraConfig.lifecycle.preStop;
+      // vLLM: the drain hook, whose first argument after the budget is the delay; anything else: the sleep action.
+      const delay = def.vllm ? Number(preStop.exec.command.at(-1)) : preStop.sleep.seconds;
+      expect(delay).toBe(LEAVE_DELAY_SECONDS);
+      expect(role.terminationGracePeriodSeconds).toBe(terminationGraceSeconds(drainSeconds));
+      expect(role.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(delay + drainSeconds + TERMINATION_MARGIN_SECONDS);
+    }
   });
 
   test("pod annotations given per role reach the pods; the folder's own win", () => {
@@ -142,19 +165,21 @@ describe("the drain script (preStop), run for real against a simulator that expo
   // The model-server images run it with their python3; here Debian's (.ci/apt-packages). Under CI a missing one fails.
   const maybe = python || process.env.CI ? test : test.skip;
   maybe(
-    "waits while a stream is in flight and returns once it ends; returns at once when idle; gives up at the budget",
+    "keeps serving for the leave delay; then waits while a stream is in flight and returns once it ends; returns at once when idle; gives up at the budget",
     async () => {
       const sim = await startSimulator({ models: ["m"], latency: { timeToFirstTokenMs: 1, interTokenLatencyMs: 40, prefillTimePerTokenMs: 0 } });
       const port = new URL(sim.url).port;
-      const run = (budget: number) =>
+      const run = (budget: number, settle = 0) =>
         new Promise<number>((resolve, reject) => {
           const t0 = Date.now();
-          const p = spawn("python3", ["-c", DRAIN_SCRIPT, port, String(budget), "0"]);
+          const p = spawn("python3", ["-c", DRAIN_SCRIPT, port, String(budget), String(settle)]);
           p.on("error", reject);
           p.on("close", (code) => (code === 0 ? resolve(Date.now() - t0) : reject(new Error(`drain exited ${code}`))));
         });
       try {
         expect(await run(30)).toBeLessThan(5_000);
+        // The leave delay first, idle or not: the server keeps serving while discovery drops it.
+        expect(await run(30, 1.5)).toBeGreaterThanOrEqual(1_500);
         let ended = 0;
         const stream = fetch(`${sim.url}/v1/chat/completions`, {
           method: "POST",

@@ -2,7 +2,7 @@
 // the two releases (the headless replica Service and the HTTPRoute). No Pulumi here.
 import { serviceHost } from "../platform/cluster-config";
 import { PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
-import { DECODE_ROLE_LABEL, ONPREM_GPU_SELECTOR, PART_OF, POOL_PREFIX } from "./constants";
+import { DECODE_ROLE_LABEL, LEAVE_DELAY_SECONDS, ONPREM_GPU_SELECTOR, PART_OF, POOL_PREFIX } from "./constants";
 import type { ContainerValues, ModelServerValues, RoleValues } from "./folder-schemas";
 import { wholeGpuResource } from "./gpus";
 import { loraServerArgs, loraServerEnv, withLoraPicker } from "./lora";
@@ -69,22 +69,25 @@ function place(role: RoleValues, placement: ReturnType<typeof nodePlacement>): v
 /** The Secret holding the model servers' API key (vLLM reads VLLM_API_KEY; /v1 paths then require it). */
 export const API_KEY_SECRET = { name: "model-server-api-key", key: "api-key" } as const;
 
-/** Seconds a preStop hook sleeps before it starts watching the in-flight count: endpoints and pickers drop the pod. */
-export const DRAIN_SETTLE_SECONDS = 5;
 /** Kubelet margin after the drain before SIGKILL: vLLM's own shutdown (engine, workers) takes seconds. */
 export const TERMINATION_MARGIN_SECONDS = 30;
 
+/** The pod's grace period: the preStop delay, the drain, and the margin for the process's own exit. */
+export function terminationGraceSeconds(drainSeconds: number): number {
+  return LEAVE_DELAY_SECONDS + drainSeconds + TERMINATION_MARGIN_SECONDS;
+}
+
 /**
- * preStop of a vLLM container: wait until the server has nothing running or waiting (its own /metrics), at most the
- * drain budget. The pod has already left the Service's endpoints and the pool, so nothing new arrives meanwhile;
- * it works with every vLLM version (`--shutdown-timeout`, which drains after SIGTERM, needs v0.18).
+ * preStop of a vLLM container: keep serving for the leave delay (the gateway and the picker stop sending it
+ * requests), then wait until the server has nothing running or waiting (its own /metrics), at most the drain budget.
+ * It works with every vLLM version (`--shutdown-timeout`, which drains after SIGTERM, needs v0.18).
  */
 export const DRAIN_METRICS = ["vllm:num_requests_running", "vllm:num_requests_waiting"] as const;
 export const DRAIN_SCRIPT = [
   "import sys, time, urllib.request",
   "port, budget, settle = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])",
+  "time.sleep(settle)",
   "deadline = time.monotonic() + budget",
-  "time.sleep(min(settle, budget))",
   "while time.monotonic() < deadline:",
   "    try:",
   "        text = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % port, timeout=2).read().decode()",
@@ -133,7 +136,7 @@ function setEnv(c: ContainerValues, entry: { name: string; [k: string]: unknown 
   c.env = [...(c.env ?? []), entry];
 }
 
-/** The platform's part of a vLLM container: API key, offline cache, revision, probe budget, drain, security. */
+/** The platform's part of a vLLM container: API key, offline cache, revision, probe budget, drain hook, security. */
 function serveVllm(c: ContainerValues, role: RoleValues, port: number, args: ModelServerValuesArgs, cachedHf: boolean): void {
   if (args.apiKey) setEnv(c, { name: "VLLM_API_KEY", valueFrom: { secretKeyRef: { name: API_KEY_SECRET.name, key: API_KEY_SECRET.key } } });
   // Without it vLLM accepts `store` and stores nothing: follow-ups of stored responses get its 404.
@@ -149,11 +152,20 @@ function serveVllm(c: ContainerValues, role: RoleValues, port: number, args: Mod
     c.startupProbe = { ...probe, periodSeconds: period, failureThreshold: Math.max(probe.failureThreshold ?? 0, Math.ceil(args.startupBudgetSeconds / period)) };
   }
   const extra = ((c as { extraConfig?: Record<string, unknown> }).extraConfig ??= {});
-  extra.lifecycle ??= { preStop: { exec: { command: ["python3", "-c", DRAIN_SCRIPT, String(port), String(args.drainSeconds), String(DRAIN_SETTLE_SECONDS)] } } };
+  extra.lifecycle ??= { preStop: { exec: { command: ["python3", "-c", DRAIN_SCRIPT, String(port), String(args.drainSeconds), String(LEAVE_DELAY_SECONDS)] } } };
   if (!("securityContext" in c) && extra.securityContext === undefined) extra.securityContext = structuredClone(MODEL_SERVER_SECURITY_CONTEXT);
-  const grace = args.drainSeconds + TERMINATION_MARGIN_SECONDS;
+}
+
+/**
+ * Every model server leaves without failing a request: it keeps serving for LEAVE_DELAY_SECONDS after the pod starts
+ * terminating (vLLM: in its drain hook, above; any other image: Kubernetes' own `sleep` action, on by default since
+ * 1.30, no binary needed), and the grace period covers that, the drain and the exit.
+ */
+function leaveGracefully(c: ContainerValues, role: RoleValues, drainSeconds: number): void {
+  const extra = ((c as { extraConfig?: Record<string, unknown> }).extraConfig ??= {});
+  extra.lifecycle ??= { preStop: { sleep: { seconds: LEAVE_DELAY_SECONDS } } };
   const r = role as RoleValues & { terminationGracePeriodSeconds?: number };
-  r.terminationGracePeriodSeconds = Math.max(r.terminationGracePeriodSeconds ?? 0, grace);
+  r.terminationGracePeriodSeconds = Math.max(r.terminationGracePeriodSeconds ?? 0, terminationGraceSeconds(drainSeconds));
 }
 
 /** The model's adapters on its server: the flags after the folder's own, and the environment of runtime loading. */
@@ -230,8 +242,10 @@ export function buildModelServerValues(def: ModelDefinition, args: ModelServerVa
     place(role, placement);
     const server = role.containers?.[0];
     if (server && def.lora) addLora(server, def);
-    if (!def.vllm || !server) continue;
-    serveVllm(server, role, def.servingPort, args, args.cachedUri?.startsWith("pvc+hf://") === true);
+    if (!server) continue;
+    if (def.vllm) serveVllm(server, role, def.servingPort, args, args.cachedUri?.startsWith("pvc+hf://") === true);
+    leaveGracefully(server, role, args.drainSeconds);
+    if (!def.vllm) continue;
     const tp = role.parallelism?.tensor ?? 1;
     if (tp > 1) addSharedMemory(role, server, tp);
   }

@@ -5,6 +5,9 @@ import { z } from "zod";
  * This is the one schema for the gateway's catalog file; the serving stack generates files in this shape.
  */
 
+/** How often a dns-mode model's name (and a pool's readiness name) is resolved again, ms; model servers' preStop delay counts on it. */
+export const DEFAULT_DNS_REFRESH_MS = 5000;
+
 /** Model ids travel in URLs (`/v1/models/{id}`) and logs, so keep them to a safe, bounded alphabet. */
 export const ModelIdSchema = z
   .string()
@@ -36,7 +39,7 @@ export const UpstreamSchema = z.discriminatedUnion("mode", [
     host: HostnameSchema,
     port: z.number().int().min(1).max(65535),
     scheme: z.enum(["http", "https"]).default("http"),
-    refreshIntervalMs: z.number().int().min(100).default(5000),
+    refreshIntervalMs: z.number().int().min(100).default(DEFAULT_DNS_REFRESH_MS),
   }),
   z.strictObject({
     /**
@@ -55,7 +58,7 @@ export const UpstreamSchema = z.discriminatedUnion("mode", [
       .strictObject({
         host: HostnameSchema,
         port: z.number().int().min(1).max(65535),
-        refreshIntervalMs: z.number().int().min(100).default(5000),
+        refreshIntervalMs: z.number().int().min(100).default(DEFAULT_DNS_REFRESH_MS),
       })
       .optional(),
   }),
