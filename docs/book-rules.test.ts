@@ -10,8 +10,10 @@ const DOCS = __dirname;
 // with LoRA adapters (#24: a model.yaml block, a kind of model in the API, its routing, the simulator's LoRA and what
 // was read of vLLM for each), about 12 KB of which 4.5 KB were paid for by trims elsewhere; 354,000 with the scheduler
 // (#28: its section and a request's life in architecture.md, the key fields and a dashboard panel, the simulation and
-// the reproductions in development.md, the fairness benchmark), about 12 KB, 1.5 KB of it paid for by trims.
-const BUDGET_BYTES = 354_000;
+// the reproductions in development.md, the fairness benchmark), about 12 KB, 1.5 KB of it paid for by trims; 358,000
+// with graceful scale-down (#32: the stopping table in models.md, what clients see in lifecycle.md, the test record),
+// about 4 KB, to be paid back by #29's folding of the book's repeats.
+const BUDGET_BYTES = 358_000;
 const OPERATOR_PAGES = ["quickstart.md", "operations.md", "configuration.md", "lifecycle.md", "models.md", "monitoring.md", "troubleshooting.md", "exposure.md"];
 /** Pages being rewritten elsewhere: their rules are skipped, not dropped, until the rewrite lands. */
 const PENDING_REWRITE = new Set<string>([]);
