@@ -244,11 +244,16 @@ export const errors = {
       retryAfterHeaders(retryAfterSeconds),
     ),
 
-  /** Every replica tried refused the connection (or reset it) before the request went: they are leaving or restarting. */
-  allRefused: (model: string, tried: number, othersReady: boolean, retryAfterSeconds: number) =>
+  /**
+   * The replicas tried could not be connected to before the request went: they refused or closed the connection
+   * (stopping, restarting), or did not answer; none is left to try, or the retry budget ran out.
+   */
+  replicasUnreachable: (model: string, o: { tried: number; refused: boolean; why: "none left" | "budget"; pool: boolean }, retryAfterSeconds: number) =>
     new ApiError(
       503,
-      `Model \`${model}\`: ${tried === 1 ? "a replica" : `${tried} replicas in turn`} refused the connection (shutting down or restarting), ${othersReady ? "and the others were not reached in time" : "and no other is ready"}. Retry after ${retryAfterSeconds}s.`,
+      o.pool
+        ? `Model \`${model}\`: its inference gateway ${o.refused ? "refused the connection" : "could not be reached"}. Retry after ${retryAfterSeconds}s.`
+        : `Model \`${model}\`: ${o.tried === 1 ? "a replica" : `${o.tried} replicas in turn`} ${o.refused ? "refused the connection (shutting down or restarting)" : "could not be reached"}, ${o.why === "budget" ? "and no other was tried within the retry budget" : "and no other replica is ready"}. Retry after ${retryAfterSeconds}s.`,
       "service_unavailable_error",
       "model_not_ready",
       null,

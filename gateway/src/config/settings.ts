@@ -261,7 +261,7 @@ const SettingsObject = z.strictObject({
     .meta(about("The operations port: `/metrics`, `/healthz` and `/readyz`, apart from the API port so the public listener never exposes metrics. 0: a free port.")),
   healthIntervalMs: z.coerce.number().int().positive().default(DEFAULT_HEALTH_INTERVAL_MS).meta(about("How often each replica's `GET /health` is checked, ms.")),
   healthTimeoutMs: z.coerce.number().int().positive().default(2000).meta(about("How long a health check, or a read of a replica's `/metrics`, may take before it counts as failed, ms.")),
-  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection or a 503, what a server shutting down answers, takes it out at once).")),
+  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection, or a 503: the server says it cannot serve, takes it out at once).")),
   sseKeepAliveMs: z.coerce
     .number()
     .int()

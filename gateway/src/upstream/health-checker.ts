@@ -10,7 +10,7 @@ export interface HealthCheckOptions {
 }
 
 /**
- * Active readiness: GET /health on every replica (vLLM answers 200 once the engine is up, 503 when dead or draining).
+ * Active readiness: GET /health on every replica (vLLM answers 200 once the engine is up, 503 when it cannot serve).
  * A 503 or a refused connection takes a ready replica out at once; other failures after `unhealthyThreshold` in a row.
  */
 export class HealthChecker {
@@ -64,7 +64,7 @@ export class HealthChecker {
       });
       await res.body.dump();
       if (res.statusCode === 200) replica.markHealthy();
-      // 503 is what a model server says while it shuts down (vLLM's drain rejects with it): out at once.
+      // 503: the server says it cannot serve (vLLM's engine dead, or its drain under --shutdown-timeout): out at once.
       else replica.markCheckFailed(`health status ${res.statusCode}`, res.statusCode === 503 ? 1 : this.options.unhealthyThreshold);
     } catch (err) {
       // A refused connection is a server that stopped listening; a timeout may be a busy one, and gets the threshold.

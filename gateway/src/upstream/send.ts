@@ -78,6 +78,9 @@ export interface Abandoned {
   attempts: number;
 }
 
+/** Of those, the ones a server that is there says: it refused or closed the connection (stopping, restarting). */
+const REFUSALS: ReadonlySet<string> = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
 /** Failures that happen before the model server could have answered: safe to try another replica. */
 export const CONNECT_ERRORS: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
@@ -159,13 +162,16 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
 
   /** Requests sent to a model server (the log line's `attempts`). */
   let attempts = 0;
-  /** Connections that failed before the body was sent, and when the first did: each untried replica is tried in turn. */
+  /** Connections that failed before the body was sent, when the first did, and whether every one was refused. */
   let refused = 0;
   let firstRefusalAt = 0;
+  let onlyRefusals = true;
   /** Replicas that answered 404 for the adapter: each was believed to hold it, and is retried once after a reload. */
   let gone: Set<Replica> | undefined;
   /** Placements made again because the adapter's entry left the replica's state while the request waited. */
   let replaced = 0;
+  const unreachable = (why: "none left" | "budget") =>
+    errors.replicasUnreachable(pool.model.id, { tried: refused, refused: onlyRefusals, why, pool: pool.model.upstream.mode === "pool" }, opts.retryAfterNotReadySeconds);
   for (let first = true; ; first = false) {
     // Only the first wait, of a request that may go to any replica, may be held while the model wakes.
     const placed = await pool.acquire({
@@ -183,7 +189,7 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
         const waking = pool.wakes && !pool.isReady;
         throw waking ? errors.wakeSaturated(target, opts.retryAfterNotReadySeconds) : errors.saturated(target, opts.retryAfterSaturatedSeconds);
       }
-      throw call.unavailable?.() ?? (refused > 0 ? errors.allRefused(pool.model.id, refused, pool.isReady, opts.retryAfterNotReadySeconds) : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds));
+      throw call.unavailable?.() ?? (refused > 0 ? unreachable("none left") : errors.notReady(pool.model.id, opts.retryAfterNotReadySeconds));
     }
     const slot = placed.slot;
     const replica = slot.replica;
@@ -260,13 +266,15 @@ export async function send(call: UpstreamCall, opts: SendOptions): Promise<Answe
         // Once the body went, the model server may have it: the client decides (the SDKs retry a 503).
         if (sent || !call.body.held) throw call.unavailable?.() ?? errors.connectionLost(pool.model.id, opts.retryAfterNotReadySeconds);
         if (refused++ === 0) firstRefusalAt = clock.now();
-        // Each replica not yet tried, while another is ready, within the budget: placing it again finds none when none
-        // is left (the replicas are counted now: a model that woke from zero had none when the request arrived).
-        if (!pinned && refused < Math.max(1, pool.replicas.length) && clock.now() - firstRefusalAt < REFUSED_RETRY_BUDGET_MS) {
+        onlyRefusals &&= REFUSALS.has(code);
+        // The next replica not yet tried, within the budget: `tried` keeps each to one attempt, and placing finds none
+        // (not_ready, above) once no ready one is left, whatever discovery did to the set meanwhile.
+        if (pinned) throw call.unavailable?.() ?? unreachable("none left");
+        if (clock.now() - firstRefusalAt < REFUSED_RETRY_BUDGET_MS) {
           call.retried?.();
           continue;
         }
-        throw call.unavailable?.() ?? errors.allRefused(pool.model.id, refused, pool.isReady, opts.retryAfterNotReadySeconds);
+        throw call.unavailable?.() ?? unreachable("budget");
       }
       throw errors.upstreamFailed(pool.model.id, (err as Error).message);
     }

@@ -51,7 +51,7 @@ describe("replica failure before the response starts", () => {
     const { error } = (await res.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe("model_not_ready");
     // It says what happened: the replica refused, not that none is ready yet.
-    expect(error.message).toMatch(/^Model `solo`: a replica refused the connection \(shutting down or restarting\), and no other is ready\. Retry after \d+s\.$/);
+    expect(error.message).toMatch(/^Model `solo`: a replica refused the connection \(shutting down or restarting\), and no other replica is ready\. Retry after \d+s\.$/);
     const again = (await (await h.fetch("/v1/chat/completions", { json: chatBody("solo") })).json()) as { error: { message: string } };
     expect(again.error.message).toMatch(/has no ready replica/);
     const list = (await (await h.fetch("/v1/models")).json()) as { data: { id: string }[] };

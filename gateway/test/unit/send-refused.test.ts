@@ -16,11 +16,12 @@ const URLS = ["http://a:8000", "http://b:8000", "http://c:8000", "http://d:8000"
 /** How each replica's connection goes: refused after `ms`, reset after it read the body, or answered. */
 type Fate = { refuse: number; code?: string } | "reset-after-body" | "answer";
 
-function setup(fates: Record<string, Fate>) {
+function setup(fates: Record<string, Fate>, o: { ready?: string[]; pool?: boolean } = {}) {
   const clock = new VirtualClock();
-  const model = parseCatalog({ models: [{ id: "m", category: "generative", upstream: { mode: "endpoints", endpoints: URLS.map((url) => ({ url })) } }] }).models[0]!;
+  const upstream = o.pool ? { mode: "pool", url: URLS[0]! } : { mode: "endpoints", endpoints: URLS.map((url) => ({ url })) };
+  const model = parseCatalog({ models: [{ id: "m", category: "generative", maxConcurrency: 2, upstream }] }).models[0]!;
   const pool = new ModelPool(model, clock);
-  for (const r of pool.replicas) r.markHealthy();
+  for (const r of pool.replicas) if (!o.ready || o.ready.includes(r.url)) r.markHealthy();
   const tried: string[] = [];
   const transport: UpstreamTransport = (url, options) => {
     const replica = url.replace(/\/v1\/.*$/, "");
@@ -70,7 +71,7 @@ describe("send: connections that fail", () => {
     const out = (await settle(clock, sent)) as ApiError;
     expect(out).toBeInstanceOf(ApiError);
     expect(out.status).toBe(503);
-    expect(out.message).toBe("Model `m`: 4 replicas in turn refused the connection (shutting down or restarting), and no other is ready. Retry after 5s.");
+    expect(out.message).toBe("Model `m`: 4 replicas in turn refused the connection (shutting down or restarting), and no other replica is ready. Retry after 5s.");
     expect(tried.sort()).toEqual(URLS);
   });
 
@@ -80,7 +81,31 @@ describe("send: connections that fail", () => {
     // 1,500 ms (first failure), 3,000 (within the budget: one more), 4,500 (past it: no more).
     expect(tried).toHaveLength(3);
     expect(out.status).toBe(503);
-    expect(out.message).toMatch(/^Model `m`: 3 replicas in turn refused the connection \(shutting down or restarting\), and the others were not reached in time\./);
+    expect(out.message).toBe("Model `m`: 3 replicas in turn could not be reached, and no other was tried within the retry budget. Retry after 5s.");
+  });
+
+  it("discovery replaces the set while an attempt times out: the new replica is tried (no bound from the old count)", async () => {
+    const { clock, pool, tried, sent } = setup({ "http://a:8000": { refuse: 1500, code: "UND_ERR_CONNECT_TIMEOUT" }, "http://b:8000": "answer" }, { ready: ["http://a:8000"] });
+    clock.after(500, () => {
+      pool.setReplicaUrls(["http://b:8000"]);
+      pool.replicas[0]!.markHealthy();
+    });
+    expect(await settle(clock, sent)).toMatchObject({ answered: true, replica: { url: "http://b:8000" } });
+    expect(tried).toEqual(["http://a:8000", "http://b:8000"]);
+  });
+
+  it("a refusal, then every other replica full past the queue's wait: 429 model_saturated, not 503", async () => {
+    const { clock, pool, sent } = setup({ "http://a:8000": { refuse: 1 }, "http://b:8000": "answer", "http://c:8000": "answer", "http://d:8000": "answer" });
+    for (const r of pool.replicas) if (r.url !== "http://a:8000") r.inFlight = r.maxConcurrency;
+    const out = (await settle(clock, sent)) as ApiError;
+    expect(out).toBeInstanceOf(ApiError);
+    expect([out.status, out.code]).toEqual([429, "model_saturated"]);
+  });
+
+  it("pool mode: the inference gateway's address refused: 503 naming it, not a replica", async () => {
+    const { clock, sent } = setup({ "http://a:8000": { refuse: 1 } }, { pool: true });
+    const out = (await settle(clock, sent)) as ApiError;
+    expect(out.message).toBe("Model `m`: its inference gateway refused the connection. Retry after 5s.");
   });
 
   it("a reset after the body went: not sent again (the model server may have it), and the 503 says so", async () => {
