@@ -9,7 +9,9 @@ import { ApiKeysFileSchema } from "../gateway/src/auth/api-keys";
 import type { CatalogInput } from "../gateway/src/config/catalog";
 import { gatewayConfig, SECRET_KEYS, TEST_CATALOG, TEST_KEYS, TEST_REDIS_URL } from "../infra/gateway/testing";
 import { isKubernetesObject, toManifest, validateKubernetesObject } from "../infra/platform/k8s-validate";
-import { isSecretValue, redactSecrets, type ResourceRecord, revealSecrets, runWithMocks } from "../infra/platform/mocks";
+import { isSecretValue, redactSecrets, type ResourceRecord, revealSecrets, runWithMocks, SECRET_PLACEHOLDER } from "../infra/platform/mocks";
+import { parseStackYaml } from "../infra/platform/stack-config";
+import { withAliases } from "../infra/gateway/config";
 import { render } from "../infra/platform/render";
 import type { GatewayOutputs } from "./gateway";
 
@@ -511,5 +513,59 @@ describe("offline render", () => {
     } finally {
       fs.rmSync(out, { recursive: true, force: true });
     }
+  });
+});
+
+describe("keys' model lists checked against the catalog at preview", () => {
+  const previewOf = (config: Record<string, string>, stackOutputs?: Record<string, Record<string, unknown>>) =>
+    runWithMocks(async () => (await import("./program")).program(), { config, secretKeys: SECRET_KEYS, preview: true, ...(stackOutputs ? { stackOutputs } : {}) }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+  const keys = (...models: string[][]) => JSON.stringify(models.map((m, i) => ({ name: `team-${i}`, models: m })));
+
+  test("gateway:catalog: a name it does not serve fails the preview naming gateway:apiKeys, the key, the name and its close matches", async () => {
+    const err = await previewOf(gatewayConfig({ "gateway:apiKeys": keys(["qwen3-8b"], ["qwen3-8b", "bge-m"]) }));
+    expect(err?.message).toMatch(/^Invalid stack configuration \(1 problem\):/);
+    expect(err?.message).toContain(`gateway:apiKeys [1.models.1]: key "team-1" names "bge-m", which is not a model, adapter or alias of the catalog; did you mean "bge-m3"?`);
+  });
+
+  test("the serving part's catalog: its adapters and gateway:aliases are names a key may list, anything else fails", async () => {
+    const [first, ...rest] = TEST_CATALOG.models;
+    const lora = { maxLoras: 1, adapters: [{ id: "qwen3-8b-sql", path: "/model-cache/lora-adapters/qwen3-8b-sql", loading: "on-demand" as const }] };
+    const catalog = { ...TEST_CATALOG, models: [{ ...first!, lora }, ...rest] };
+    const serving = () => ({ catalog, namespace: "serving-ns" });
+    const aliases = JSON.stringify([{ id: "chat", models: ["qwen3-8b"] }]);
+    const ok = await run({ "gateway:catalog": undefined, "gateway:aliases": aliases, "gateway:apiKeys": keys(["qwen3-8b-sql", "chat", "bge-m3"]) }, serving);
+    expect(keysFileOf(ok.rs).keys[0]?.models).toEqual(["qwen3-8b-sql", "chat", "bge-m3"]);
+    const err = (await run({ "gateway:catalog": undefined, "gateway:aliases": aliases, "gateway:apiKeys": keys(["qwen3-8b-sq1", "chat2"]) }, serving).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain(`gateway:apiKeys [0.models.0]: key "team-0" names "qwen3-8b-sq1", which is not a model, adapter or alias of the catalog; did you mean "qwen3-8b-sql", "qwen3-8b"?`);
+    expect(err.message).toContain(`gateway:apiKeys [0.models.1]: key "team-0" names "chat2", which is not a model, adapter or alias of the catalog; did you mean "chat"?`);
+  });
+
+  test("gateway:servingStack: checked against that stack's catalog output when the preview reads it", async () => {
+    const config = (models: string[]) => gatewayConfig({ "gateway:catalog": undefined, "gateway:servingStack": "acme/ai-platform/serving-prod", "gateway:apiKeys": keys(models) });
+    const stackOutputs = { "acme/ai-platform/serving-prod": { serving: { catalog: TEST_CATALOG, namespace: "models-prod" } } };
+    expect(await previewOf(config(["qwen3-8b", "bge-m3"]), stackOutputs)).toBeUndefined();
+    const err = await previewOf(config(["qwen3-8b", "llama-3.3-70b-instruct"]), stackOutputs);
+    expect(err?.message).toContain(
+      `gateway:apiKeys [0.models.1]: key "team-0" names "llama-3.3-70b-instruct", which is not a model, adapter or alias of the catalog of gateway:servingStack acme/ai-platform/serving-prod (it serves "qwen3-8b", "bge-m3")`,
+    );
+  });
+
+  const examples = path.join(__dirname, "examples");
+  test.each(fs.readdirSync(examples).filter((f) => /^Pulumi\..+\.yaml$/.test(f)))("%s: every name in its keys' model lists is served", async (file) => {
+    const text = fs.readFileSync(path.join(examples, file), "utf8");
+    const stack = parseStackYaml(text, "ai-platform");
+    // The secrets the file lists in its comments, as `pulumi config set --secret` would store them.
+    const secrets = [...text.matchAll(/^#\s+pulumi config set --secret (\S+)/gm)].map((m) => m[1]!);
+    const config = { ...stack.config, ...Object.fromEntries(secrets.map((k) => [k, SECRET_PLACEHOLDER])) };
+    const { outputs: plan } = await runWithMocks(async () => (await import("./program")).planProgram(), { config, secretKeys: [...stack.secretKeys, ...secrets] });
+    const gateway = plan?.gateway;
+    if (!gateway || gateway.source.kind === "stack") throw new Error(`${file}: no gateway with a catalog known at preview`);
+    const { keyModelProblems, servedNames } = await import("../infra/gateway/key-models");
+    const catalog = withAliases(gateway.source.catalog, gateway.cfg.aliases);
+    expect(keyModelProblems(gateway.cfg.apiKeys, catalog)).toEqual([]);
+    for (const key of gateway.cfg.apiKeys) for (const name of key.models ?? []) expect(servedNames(catalog)).toContain(name);
   });
 });

@@ -6,10 +6,12 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CatalogInput } from "../gateway/src/config/catalog";
 import { NAMESPACE as MONITORING_NAMESPACE } from "../infra/monitoring/constants";
 import type { Cluster } from "../infra/platform/cluster";
+import { checkClusterValue } from "../infra/platform/cluster-checks";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
 import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig } from "../infra/gateway";
 import { aliasProblems, withAliases } from "../infra/gateway/config";
+import { keyModelProblems } from "../infra/gateway/key-models";
 import { externalUrl } from "../infra/gateway/exposure";
 import { gatewayNamespaceLabels, storedNamespaceLabels } from "../infra/gateway/labels";
 import { egressProblem, upstreamPeers } from "../infra/gateway/network";
@@ -46,7 +48,8 @@ export interface GatewayPlan {
 
 /**
  * Exactly one of the serving part of this program, `gateway:servingStack` and `gateway:catalog`; a catalog known now
- * is also checked against what the NetworkPolicy can allow (one from another stack is checked when it arrives).
+ * is also checked against what the NetworkPolicy can allow, the aliases and the keys' model lists (one from another
+ * stack is checked when it arrives).
  */
 export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInput; namespace: string }): GatewayPlan {
   const given = [serving && "the serving part of this program", cfg.servingStack && "gateway:servingStack", cfg.catalog && "gateway:catalog"].filter(Boolean);
@@ -67,7 +70,7 @@ export function planGateway(cfg: GatewayConfig, serving?: { catalog: CatalogInpu
   if (source.kind !== "stack") {
     const problem = egressProblem(upstreamPeers(source.catalog), cfg.extraEgress);
     if (problem) throw new ConfigError(CONFIG_NAMESPACE, [problem]);
-    const problems = aliasProblems(source.catalog, cfg.aliases);
+    const problems = [...aliasProblems(source.catalog, cfg.aliases), ...keyModelProblems(cfg.apiKeys, withAliases(source.catalog, cfg.aliases))];
     if (problems.length > 0) throw new ConfigError(CONFIG_NAMESPACE, problems);
   }
   return { cfg, source };
@@ -113,9 +116,12 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
   const supply = supplyOf(d.plan.source, d.upstreamApiKey);
   // A catalog from another stack meets the aliases when it arrives (the gateway's catalog render checks them).
   const catalog = pulumi.output(supply.catalog).apply((c) => withAliases(c, cfg.aliases));
+  // Keys meet it then too: the serving stack's catalog as of its last update, read at this stack's preview.
+  const { source } = d.plan;
+  if (source.kind === "stack") checkClusterValue(catalog, (c) => keyModelProblems(cfg.apiKeys, c, `gateway:servingStack ${source.stack}`));
   const ns = new k8s.core.v1.Namespace(
     cfg.namespace,
-    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels(cfg.namespaceLabels) } },
+    { metadata: { name: cfg.namespace, labels: gatewayNamespaceLabels(cfg.namespaceLabels, cfg.exposure) } },
     { ...RETAIN, provider: d.cluster.provider },
   );
   const gateway = new Gateway(
@@ -134,7 +140,7 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       // namespace, not the live Namespace's. On the first `pulumi up` the namespace does not exist yet (a read would
       // fail), and on later ones a read would see the labels of the previous update, missing a label added to
       // gateway:namespaceLabels in this one. Labels set outside the stack are not seen: they belong in that key.
-      namespaceLabels: storedNamespaceLabels(cfg.namespace, cfg.namespaceLabels),
+      namespaceLabels: storedNamespaceLabels(cfg.namespace, cfg.namespaceLabels, cfg.exposure),
       gatewayApiReady: d.crds.gatewayApi,
       certManagerReady: d.crds.certManager,
       fixedUserIds: d.cluster.fixedUserIds,

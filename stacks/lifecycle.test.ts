@@ -7,7 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { parse } from "yaml";
 import { CatalogSchema } from "../gateway/src/config/catalog";
 import { fullConfig as monitoringConfig, SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/testing";
-import { gatewayConfig, TEST_CATALOG } from "../infra/gateway/testing";
+import { gatewayConfig, TEST_CATALOG, TEST_KEYS } from "../infra/gateway/testing";
 import { clusterConfig, withOverrides } from "../infra/platform/config-testing";
 import { toManifest } from "../infra/platform/k8s-validate";
 import { isSecretValue, MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
@@ -197,7 +197,11 @@ describe("lifecycle rows the mocks can show", () => {
   });
 
   test("a model removed: exactly its objects leave and none but its weights cache is retained (it stops serving); added again: the same names", async () => {
-    const removed = (await run(everything({ "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) }))).rs;
+    const without = { "serving:models": JSON.stringify(["generative/sim-chat", "embedder/bge-small-en"]) };
+    // A key still naming the model fails the preview: the removal takes it out of the key's list too.
+    await expect(run(everything(without))).rejects.toThrow(`gateway:apiKeys [0.models.0]: key "team-a" names "qwen3-8b"`);
+    const keys = TEST_KEYS.map((k) => (k.models ? { ...k, models: ["sim-chat"] } : k));
+    const removed = (await run(everything({ ...without, "gateway:apiKeys": JSON.stringify(keys) }))).rs;
     const left = base.filter((r) => !ids(removed).includes(`${r.type} ${r.name}`));
     expect(left.length).toBeGreaterThan(3);
     for (const r of left) expect([r.type, r.name, r.name.includes("qwen3-8b"), r.retainOnDelete]).toEqual([r.type, r.name, true, r.type === PVC]);

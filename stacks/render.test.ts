@@ -94,7 +94,8 @@ describe("render (the npm script)", () => {
       const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "tsx", "dist", "cli.mjs"), "stacks/render.ts", "--stack", "dev", "--out", out], {
           cwd: ROOT,
-          env: { ...process.env, PULUMI_CONFIG: JSON.stringify({ "monitoring:components": ["logstore"], "serving:models": [] }) },
+          // No models: no key may name one either.
+          env: { ...process.env, PULUMI_CONFIG: JSON.stringify({ "monitoring:components": ["logstore"], "serving:models": [], "gateway:apiKeys": [{ name: "dev" }] }) },
         });
         let stdout = "";
         let stderr = "";
