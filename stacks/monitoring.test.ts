@@ -108,7 +108,7 @@ describe("monitoring stack on mocks, every component enabled", () => {
   test("the bucket Job reads credentials from the Secret and uses the s3ClientImage default", () => {
     const job = toManifest(named(rs, "kubernetes:batch/v1:Job", BUCKET_JOB_NAME));
     const container = (job as { spec: { template: { spec: { containers: Record<string, unknown>[] } } } }).spec.template.spec.containers[0];
-    expect(container?.image).toBe("amazon/aws-cli:latest");
+    expect(container?.image).toBe("amazon/aws-cli:2.37.5");
     expect(container?.env).toEqual(
       expect.arrayContaining([
         { name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "logstore-s3-credentials", key: "AWS_ACCESS_KEY_ID" } } },

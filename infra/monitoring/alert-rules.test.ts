@@ -3,29 +3,29 @@
 // rules` on synthetic series, each alert once where it must fire and once where it must not. promtool comes from
 // Debian's `prometheus` package (.ci/apt-packages); without it locally those two tests are skipped, in CI they run.
 import { parser as promqlParser } from "@prometheus-io/lezer-promql";
-import { ALERT_PLATFORM_LABEL, ALERT_RULES, alertingRulesFile, type AlertRule } from "./alert-rules";
+import { CatalogSchema } from "../../gateway/src/config/catalog";
+import { GatewayMetrics } from "../../gateway/src/observability/metrics";
+import { ModelRegistry } from "../../gateway/src/upstream/registry";
+import { ALERT_RULES, alertingRulesFile, RECORDING_RULES } from "./alert-rules";
+import { DAYS_EVALUATION_INTERVAL, expected, expectedRatios, healthUnitTests, RISING_ERRORS, rule, sloDaysUnitTests, sloUnitTests } from "./alert-unit-tests";
 import { referencedMetrics, sourceOf } from "./dashboards/metric-catalogue";
+import { describeWithCharts, helmTemplate } from "../platform/helm";
+import { PINNED_CHARTS } from "../serving/constants";
+import { loadModelFolders } from "../serving/model-folders";
+import { planModels, type PlannedModel } from "../serving/plan";
+import { decodeDeploymentName } from "../serving/scaled-object";
+import { DEFAULT_STARTUP_TIMEOUT } from "../serving/startup";
+import { serverValuesFor } from "../serving/values";
+import { MODEL_SERVER_POD_LABELS } from "./health-rules";
+import { buildMetricsValues } from "./metrics-values";
 import { promtool, withPromtool } from "./promtool-testing";
+import { API_OBJECTIVES } from "./slo-rules";
 
 function parseErrors(expr: string): number {
   let n = 0;
   promqlParser.parse(expr).iterate({ enter: (node) => void (node.type.isError && n++) });
   return n;
 }
-
-/** An alert as promtool expects it: the rule's labels and its annotations with the labels filled in. */
-function expected(rule: AlertRule, labels: Record<string, string>, value = "") {
-  const fill = (s: string) => s.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? "").replace(/\{\{ \$value \}\}/g, value);
-  return {
-    exp_labels: { ...labels, severity: rule.severity, ...ALERT_PLATFORM_LABEL },
-    exp_annotations: { summary: fill(rule.summary), runbook: rule.runbook, runbook_url: "docs/monitoring.md#alerts" },
-  };
-}
-const rule = (name: string): AlertRule => {
-  const r = ALERT_RULES.find((x) => x.alert === name);
-  if (!r) throw new Error(`no alert ${name}`);
-  return r;
-};
 
 /** One promtool unit test per alert: series where it fires and series where it must not. */
 function unitTests() {
@@ -175,8 +175,19 @@ function unitTests() {
 }
 
 describe("alert rules", () => {
-  test("the ten alerts the platform needs, each with a runbook line", () => {
+  test("the alerts the platform needs, each with a summary, a description and a runbook line", () => {
     expect(ALERT_RULES.map((r) => r.alert)).toEqual([
+      "Watchdog",
+      "GatewayDown",
+      "RateLimitStoreDown",
+      "EndpointPickerDown",
+      "ModelServerMetricsMissing",
+      "LogstoreDown",
+      "CollectorDown",
+      "ViewerDown",
+      "KubeStateMetricsDown",
+      "CertificateExpiringSoon",
+      "VolumeFilling",
       "ModelDown",
       "ModelWakeTimedOut",
       "GatewayServerErrors",
@@ -187,15 +198,55 @@ describe("alert rules", () => {
       "LogstoreIngestionErrors",
       "LogstoreBucketJobFailed",
       "CollectorNotOnEveryNode",
+      "ApiAvailabilityBurnFast",
+      "ApiAvailabilityBurnSlow",
+      "ApiLatencyBurnFast",
+      "ApiLatencyBurnSlow",
     ]);
-    for (const r of ALERT_RULES) expect(r.runbook.split("\n")).toHaveLength(1);
+    // Each describes itself in single lines, so a table can be generated from the definitions.
+    for (const r of ALERT_RULES) {
+      for (const text of [r.summary, r.description, r.runbook]) expect({ alert: r.alert, text, lines: text.split("\n").length, empty: text.trim() === "" }).toEqual({ alert: r.alert, text, lines: 1, empty: false });
+    }
+    expect(ALERT_RULES.filter((r) => r.severity === "none").map((r) => r.alert)).toEqual(["Watchdog"]);
   });
 
-  test.each(ALERT_RULES.map((r) => [r.alert, r.expr] as const))("%s parses as PromQL and reads only metrics their exporters expose", (_name, expr) => {
-    expect({ expr, errors: parseErrors(expr) }).toEqual({ expr, errors: 0 });
-    const metrics = referencedMetrics(expr);
-    expect(metrics.length).toBeGreaterThan(0);
-    for (const m of metrics) expect({ m, known: sourceOf(m) !== undefined }).toEqual({ m, known: true });
+  const recorded = new Set(RECORDING_RULES.map((r) => r.record));
+  test.each([...ALERT_RULES.map((r) => [r.alert, r.expr] as const), ...RECORDING_RULES.map((r) => [r.record, r.expr] as const)])(
+    "%s parses as PromQL and reads only metrics their exporters expose, or recorded series",
+    (name, expr) => {
+      expect({ expr, errors: parseErrors(expr) }).toEqual({ expr, errors: 0 });
+      const metrics = referencedMetrics(expr);
+      if (name !== "Watchdog") expect(metrics.length).toBeGreaterThan(0);
+      for (const m of metrics) expect({ m, known: sourceOf(m) !== undefined || recorded.has(m) }).toEqual({ m, known: true });
+    },
+  );
+
+  test("every recorded series an alert reads is recorded, and every recorded one is read", () => {
+    const read = new Set(ALERT_RULES.flatMap((r) => referencedMetrics(r.expr)).filter((m) => m.includes(":") && !m.startsWith("vllm:")));
+    expect([...read].sort()).toEqual([...recorded].sort());
+  });
+
+  test("the latency objective's threshold is a bucket bound of the gateway's time-to-first-token histogram, as the server stores it", async () => {
+    const metrics = new GatewayMetrics(new ModelRegistry(CatalogSchema.parse({ models: [] })));
+    metrics.forModel("m").firstToken(0.1);
+    const text = await metrics.registry.metrics();
+    const le = String(API_OBJECTIVES.latency.thresholdSeconds);
+    expect(text).toContain(`gateway_time_to_first_token_seconds_bucket{le="${le}",model="m"}`);
+    // Prometheus 3 writes integer bounds with ".0": a bound without a fraction would select nothing.
+    expect(le).toMatch(/\.\d*[1-9]$/);
+  });
+
+  test("the object labels the rules read from kube-state-metrics are on its allowlist", () => {
+    const ksm = buildMetricsValues({ alertingRules: alertingRulesFile(), fixedUserIds: true })["kube-state-metrics"] as { metricLabelsAllowlist?: string[] };
+    const allowed = (ksm.metricLabelsAllowlist ?? []).flatMap((entry) => {
+      const [kind, keys] = entry.split("=");
+      return (keys ?? "").replace(/^\[|\]$/g, "").split(",").map((k) => `kube_${(kind ?? "").replace(/s$/, "")}_labels:label_${k.replace(/[^a-zA-Z0-9]/g, "_")}`);
+    });
+    const used = ALERT_RULES.flatMap((r) =>
+      [...r.expr.matchAll(/(kube_\w+_labels)\{([^}]*)\}/g)].flatMap((m) => [...(m[2] ?? "").matchAll(/(label_\w+)\s*=/g)].map((l) => `${m[1]}:${l[1]}`)),
+    );
+    expect(used).toEqual(expect.arrayContaining(["kube_deployment_labels:label_app_kubernetes_io_component", "kube_pod_labels:label_llm_d_ai_role"]));
+    for (const u of used) expect(allowed).toContain(u);
   });
 
   test("the grammar does reject a broken rule (the check can fail)", () => {
@@ -203,16 +254,67 @@ describe("alert rules", () => {
   });
 
   withPromtool("promtool check rules accepts the file the server loads", () => {
-    expect(promtool("check", alertingRulesFile())).toEqual({ status: 0, out: expect.stringContaining(`SUCCESS: ${ALERT_RULES.length} rules found`) });
+    expect(promtool("check", alertingRulesFile())).toEqual({ status: 0, out: expect.stringContaining(`SUCCESS: ${ALERT_RULES.length + RECORDING_RULES.length} rules found`) });
   });
 
   withPromtool("promtool test rules: each alert fires on its symptom, and only there", () => {
     expect(promtool("test", alertingRulesFile(), unitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
+  withPromtool("promtool test rules: the Watchdog always fires, each component's rule fires when it stops answering and only then", () => {
+    expect(promtool("test", alertingRulesFile(), healthUnitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+  });
+
+  withPromtool("promtool test rules: the burn-rate alerts page on a fast burn, ticket a slow one, and ignore 4xx, a burn within budget, one that stopped and a burst", () => {
+    expect(promtool("test", alertingRulesFile(), sloUnitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+  });
+
+  withPromtool(
+    "promtool test rules over days: a burn at 2x the budget is a ticket only once it lasted about 3 days; each window's ratio is recorded",
+    () => {
+      expect(promtool("test", alertingRulesFile(), sloDaysUnitTests(), DAYS_EVALUATION_INTERVAL)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+    },
+    60_000,
+  );
+
+  test("the traffic that checks the recorded ratios gives each window a different one", () => {
+    for (const objective of ["availability", "latency"] as const) {
+      const values = expectedRatios(objective, RISING_ERRORS).map((s) => s.value);
+      expect(new Set(values).size).toBe(values.length);
+      expect(values.every((v) => v > 0)).toBe(true);
+    }
+  });
+
+  test("every alert fires in at least one promtool case, so a rule without one fails here", () => {
+    const firing = new Set([...unitTests(), ...healthUnitTests(), ...sloUnitTests(), ...sloDaysUnitTests()].flatMap((t) => (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
+    expect(ALERT_RULES.map((r) => r.alert).filter((a) => !firing.has(a))).toEqual([]);
+  });
+
+  withPromtool("promtool does fail a component rule that would stay quiet (the check can fail)", () => {
+    const wrong = healthUnitTests().filter((t) => t.alert_rule_test?.some((a) => a.alertname === "GatewayDown"));
+    for (const t of wrong) for (const a of t.alert_rule_test ?? []) if (a.alertname === "GatewayDown") a.exp_alerts = [];
+    expect(promtool("test", alertingRulesFile(), wrong).status).not.toBe(0);
+  });
+
   withPromtool("promtool does fail a rule unit test that expects the wrong thing (the check can fail)", () => {
     const wrong = unitTests().slice(0, 1);
     wrong[0]!.alert_rule_test[0]!.exp_alerts = [expected(rule("ModelDown"), { model: "up" })];
     expect(promtool("test", alertingRulesFile(), wrong).status).not.toBe(0);
+  });
+});
+
+// ModelServerMetricsMissing finds decode pods by labels: the chart must put them on the pods of the Deployment KEDA
+// scales, whatever the folder names it.
+describeWithCharts("the model servers' pods carry the labels ModelServerMetricsMissing reads", [{ component: "llm-d-modelservice", version: PINNED_CHARTS["llm-d-modelservice"].version }], ({ helm, archive }) => {
+  const [qwen] = planModels(["generative/qwen3-8b"], {}, loadModelFolders(), "deployments/models");
+  const renamed: PlannedModel = { ...qwen!, def: { ...qwen!.def, serverValues: { ...qwen!.def.serverValues, fullnameOverride: "qwen" } } };
+  test.each([
+    ["the folder as shipped", qwen!],
+    ["a folder with fullnameOverride", renamed],
+  ])("%s", (_name, model) => {
+    const values = serverValuesFor(model, { labelDomain: "ai-platform.io", startupTimeout: DEFAULT_STARTUP_TIMEOUT, awaitModelServers: true, drainSeconds: 120 });
+    const rendered = helmTemplate(helm, archive("llm-d-modelservice"), `ms-${model.def.slug}`, "app-serving", values);
+    const decode = rendered.find((o) => o.kind === "Deployment" && o.metadata.name === decodeDeploymentName(model.def)) as { spec: { template: { metadata: { labels: Record<string, string> } } } } | undefined;
+    expect(decode?.spec.template.metadata.labels).toMatchObject(MODEL_SERVER_POD_LABELS);
   });
 });

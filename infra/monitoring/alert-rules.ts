@@ -1,12 +1,16 @@
 // Alert rules of the metrics server (the chart's `serverFiles."alerting_rules.yml"`, a Prometheus rule file). Firing
 // alerts show on the server's /alerts page and as the `ALERTS` series the viewer can query; the bundled alert manager
 // is off (spec), and `monitoring:alertmanagers` sends them to the operator's own. Every alert carries
-// `platform="ai-platform"`, so a shared Alertmanager can route them. Each rule carries a one-line runbook;
-// docs/monitoring.md "## Alerts" repeats it (a test keeps them equal) and alert-rules.test.ts checks every rule with
-// promtool (syntax and unit tests on synthetic series).
+// `platform="ai-platform"`, so a shared Alertmanager can route them. Each rule describes itself (summary,
+// description, one-line runbook, the page's anchor), so docs/monitoring.md "## Alerts" can be generated from these
+// definitions; alert-rules.test.ts checks every rule with promtool (syntax and unit tests on synthetic series).
+// Three families: the symptoms below, the platform's own health (health-rules.ts) and the API's objectives
+// (slo-rules.ts), whose ratios are recording rules of the same file.
 import { PLATFORM_NAME } from "../platform/labels";
 import { BUCKET_JOB_NAME, NAMESPACE } from "./constants";
 import { COLLECTOR_NAME } from "./collector-values";
+import { HEALTH_RULES } from "./health-rules";
+import { SLO_ALERT_RULES, SLO_RECORDING_RULES } from "./slo-rules";
 
 /** The label every platform alert carries besides `severity`: what a shared Alertmanager routes on. */
 export const ALERT_PLATFORM_LABEL = { platform: PLATFORM_NAME } as const;
@@ -23,19 +27,32 @@ export const ALERT_THRESHOLDS = {
   eventLoopDelayP99Seconds: 0.1,
 } as const;
 
+/** Where every alert's runbook line is on the book's page (the `runbook_url` annotation). */
+export const RUNBOOK_ANCHOR = "docs/monitoring.md#alerts";
+
 export interface AlertRule {
   readonly alert: string;
   readonly expr: string;
   readonly for: string;
-  readonly severity: "critical" | "warning";
+  /** `critical` pages, `warning` is a ticket; `none` is the Watchdog, which only proves the path works. */
+  readonly severity: "critical" | "warning" | "none";
+  /** One line, with the alert's labels filled in (`{{ $labels.x }}`). */
   readonly summary: string;
+  /** What firing means, without labels: a table's "fires when" in words. */
+  readonly description: string;
   /** What to do, in one line (docs/monitoring.md "## Alerts"). */
   readonly runbook: string;
 }
 
+/** A recording rule: a series the metrics server computes, which alerts read. */
+export interface RecordingRule {
+  readonly record: string;
+  readonly expr: string;
+}
+
 const t = ALERT_THRESHOLDS;
 
-export const ALERT_RULES: readonly AlertRule[] = [
+const SYMPTOM_RULES: readonly AlertRule[] = [
   {
     alert: "ModelDown",
     // A model that may sleep (the gateway exports its held-requests gauge, and only for such models) has no ready
@@ -44,6 +61,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "5m",
     severity: "critical",
     summary: "Model {{ $labels.model }} has no ready replica: the gateway answers 503 for it and does not list it.",
+    description: "A model has no ready replica while it is not one that may sleep.",
     runbook:
       "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
   },
@@ -53,6 +71,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "0m",
     severity: "critical",
     summary: "Model {{ $labels.model }} did not wake within its wake timeout: requests held for it got 503.",
+    description: "Requests held for a model waking from zero waited past its wake timeout.",
     runbook:
       "AI Platform · Model Serving, Autoscaling: no replica after a wake means a `Pending` pod (GPUs: models.md), a load slower than `wake.timeoutSeconds`, or KEDA not scaling (`kubectl -n app-serving describe scaledobject model-<slug>`).",
   },
@@ -62,6 +81,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "10m",
     severity: "critical",
     summary: "More than 5% of the gateway's answers for {{ $labels.model }} are 5xx.",
+    description: "Over 5% of a model's answers at the gateway are 5xx for 10 minutes.",
     runbook:
       "AI Platform · Gateway, Errors by status: 503 means no ready replica (see ModelDown), 502/504 the model servers failed or timed out; find one request's `requestId` in AI Platform · Error Explorer and follow it into the model server's log.",
   },
@@ -71,6 +91,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "10m",
     severity: "warning",
     summary: "The event loop of gateway pod {{ $labels.pod }} runs over 100 ms late at p99: every request it holds waits that long.",
+    description: "A gateway pod's event loop runs over 100 ms late at p99 for 10 minutes.",
     runbook:
       "AI Platform · Gateway, Event loop delay: a pod at its CPU limit (Cluster · Pod Resource Usage) needs more replicas or a higher `gateway:resources` CPU limit; one near its memory limit spends the time collecting garbage (raise the memory limit); a delay on one pod alone with a long maximum is one long task: its slowest requests in the gateway's log show which.",
   },
@@ -80,6 +101,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "p90 time to first token of {{ $labels.model_name }} is above 2 s at the model servers.",
+    description: "The model servers' p90 time to first token is over 2 s for 15 minutes.",
     runbook:
       "AI Platform · Model Serving: requests waiting > 0 and KV cache near full mean the replicas are saturated (add replicas or lower `--max-num-seqs`); long prompts with a low prefix-cache hit rate mean prefill dominates.",
   },
@@ -89,6 +111,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "KV cache of {{ $labels.pod }} ({{ $labels.model_name }}) is over 90% used.",
+    description: "A model server's KV cache is over 90% used for 15 minutes.",
     runbook:
       "Requests queue and get preempted on this pod: add replicas, lower `--max-num-seqs` or `--max-model-len`, or check that the endpoint picker spreads load (AI Platform · Model Serving, per pod).",
   },
@@ -104,6 +127,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "{{ $labels.deployment }} is at maxReplicas and its queue keeps growing.",
+    description: "An autoscaled model is at its maximum replicas and its queue keeps growing.",
     runbook: "No replica left to add: raise `maxReplicas` (`serving:autoscaling`) where GPUs allow, or add GPU nodes (AI Platform · Model Serving, Autoscaling).",
   },
   {
@@ -113,6 +137,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "10m",
     severity: "warning",
     summary: "The log store is refusing or failing pushes ({{ $labels.reason }}{{ $labels.status_code }}): log lines are being lost.",
+    description: "The log store discards lines or fails pushes.",
     runbook:
       "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit` mean a pod logs above the log store's limits (3 MB/s per stream, 16 MB/s in all; find it in AI Platform · Overview), 5xx on push mean the object store is unreachable or out of space.",
   },
@@ -122,6 +147,7 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "0m",
     severity: "critical",
     summary: "The bucket Job failed: the log store was not deployed.",
+    description: "The Job that creates the log store's bucket failed.",
     runbook:
       "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's (with IRSA, an AccessDenied: the role's trust or S3 policy; on Cloud Storage, the log names the missing permission of the Job's Google service account); fix them and run `pulumi up` (the Job is replaced and runs again).",
   },
@@ -131,15 +157,32 @@ export const ALERT_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "{{ $value }} node(s) run no available collector pod: their pods' logs are not shipped.",
+    description: "Some nodes run no available collector pod for 15 minutes.",
     runbook:
       "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide` and describe the pod that is not Running; a node with a taint other than NoSchedule needs `monitoring:collectorTolerations`.",
   },
 ];
 
-/** The rule file, as the chart's `serverFiles."alerting_rules.yml"` and as promtool reads it. */
+/** Every alert the metrics server evaluates: the Watchdog and the platform's health first, then symptoms, then objectives. */
+export const ALERT_RULES: readonly AlertRule[] = [...HEALTH_RULES, ...SYMPTOM_RULES, ...SLO_ALERT_RULES];
+
+/** Every recording rule (the objectives' error ratios). */
+export const RECORDING_RULES: readonly RecordingRule[] = SLO_RECORDING_RULES;
+
+/** The annotations an alert carries: what is wrong, what it means, what to do and where that is written. */
+export function alertAnnotations(r: AlertRule): Record<string, string> {
+  return { summary: r.summary, description: r.description, runbook: r.runbook, runbook_url: RUNBOOK_ANCHOR };
+}
+
+/**
+ * The rule file, as the chart's `serverFiles."alerting_rules.yml"` and as promtool reads it. The recording rules are
+ * a group of their own in the same file (the chart loads one rule file per key; the ratios change slowly, so one
+ * evaluation of lag between the groups does not matter).
+ */
 export function alertingRulesFile(): { groups: { name: string; rules: Record<string, unknown>[] }[] } {
   return {
     groups: [
+      { name: "ai-platform-slo-ratios", rules: RECORDING_RULES.map((r) => ({ record: r.record, expr: r.expr })) },
       {
         name: "ai-platform",
         rules: ALERT_RULES.map((r) => ({
@@ -147,7 +190,7 @@ export function alertingRulesFile(): { groups: { name: string; rules: Record<str
           expr: r.expr,
           for: r.for,
           labels: { severity: r.severity, ...ALERT_PLATFORM_LABEL },
-          annotations: { summary: r.summary, runbook: r.runbook, runbook_url: `docs/monitoring.md#alerts` },
+          annotations: alertAnnotations(r),
         })),
       },
     ],

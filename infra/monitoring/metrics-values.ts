@@ -46,6 +46,13 @@ export const METRICS_STORAGE = { volume: "10Gi", retention: "15d", retentionSize
  */
 export const KSM_EXCLUDED_COLLECTORS = ["secrets", "configmaps"] as const;
 
+/**
+ * Object labels kube-state-metrics copies into its `kube_<kind>_labels` series (none by default): GatewayDown
+ * (health-rules.ts) tells the platform's gateway from another Deployment named `gateway` by its component label;
+ * ModelServerMetricsMissing finds model servers by their pods' labels (the chart gives their Deployment none of ours).
+ */
+export const KSM_LABELS_ALLOWLIST = ["deployments=[app.kubernetes.io/component]", "pods=[app.kubernetes.io/part-of,llm-d.ai/role]"] as const;
+
 export function buildMetricsValues(args: MetricsValuesArgs): Record<string, unknown> {
   const nobody = IMAGE_IDENTITIES.nobody;
   const containerSecurity = chartContainerSecurityContext(nobody, args.fixedUserIds);
@@ -86,6 +93,7 @@ export function buildMetricsValues(args: MetricsValuesArgs): Record<string, unkn
     "kube-state-metrics": {
       enabled: true,
       collectorsExclude: [...KSM_EXCLUDED_COLLECTORS],
+      metricLabelsAllowlist: [...KSM_LABELS_ALLOWLIST],
       resources: RESOURCES.kubeStateMetrics,
       securityContext: podSecurity,
       ...labels,

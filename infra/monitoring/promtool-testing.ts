@@ -15,12 +15,15 @@ export interface PromtoolResult {
   readonly out: string;
 }
 
-/** `promtool check rules` on a rule file, or `promtool test rules` on unit tests of it, in a scratch directory. */
-export function promtool(command: "check" | "test", rules: unknown, tests: readonly unknown[] = []): PromtoolResult {
+/**
+ * `promtool check rules` on a rule file, or `promtool test rules` on unit tests of it, in a scratch directory. Rules
+ * are evaluated every `evaluationInterval` from 0 to the last evaluation time (a longer one for series of days).
+ */
+export function promtool(command: "check" | "test", rules: unknown, tests: readonly unknown[] = [], evaluationInterval = "1m"): PromtoolResult {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "promtool-"));
   try {
     fs.writeFileSync(path.join(dir, "rules.yml"), stringify(rules));
-    fs.writeFileSync(path.join(dir, "tests.yml"), stringify({ rule_files: ["rules.yml"], evaluation_interval: "1m", tests }));
+    fs.writeFileSync(path.join(dir, "tests.yml"), stringify({ rule_files: ["rules.yml"], evaluation_interval: evaluationInterval, tests }));
     const file = command === "check" ? "rules.yml" : "tests.yml";
     const r = spawnSync("promtool", [command, "rules", path.join(dir, file)], { encoding: "utf8", cwd: dir });
     return { status: r.status, out: r.stdout + r.stderr };

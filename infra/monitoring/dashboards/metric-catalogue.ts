@@ -48,10 +48,14 @@ const KUBE_STATE_METRICS: MetricSource = {
   names: [
     "kube_deployment_spec_replicas",
     "kube_deployment_status_replicas_ready",
+    "kube_deployment_status_replicas_available",
+    "kube_deployment_labels",
+    "kube_statefulset_replicas",
     "kube_horizontalpodautoscaler_info",
     "kube_horizontalpodautoscaler_spec_max_replicas",
     "kube_horizontalpodautoscaler_status_current_replicas",
     "kube_pod_info",
+    "kube_pod_labels",
     "kube_pod_status_ready",
     "kube_pod_status_phase",
     "kube_pod_container_status_restarts_total",
@@ -59,6 +63,26 @@ const KUBE_STATE_METRICS: MetricSource = {
     "kube_daemonset_status_desired_number_scheduled",
     "kube_daemonset_status_number_available",
   ],
+};
+
+/** What the metrics server records of every target it scrapes. */
+const SCRAPES: MetricSource = {
+  exposedBy: "the metrics server, for every scrape target",
+  reference: "https://prometheus.io/docs/concepts/jobs_instances/ (automatically generated labels and time series)",
+  names: ["up"],
+};
+
+const KUBELET: MetricSource = {
+  exposedBy: "the kubelet (kubernetes-nodes job)",
+  reference: "kubernetes pkg/kubelet/metrics/collectors/volume_stats.go",
+  names: ["kubelet_volume_stats_available_bytes", "kubelet_volume_stats_capacity_bytes"],
+};
+
+/** cert-manager's controller, scraped through the `prometheus.io/scrape` annotation its chart puts on it by default. */
+const CERT_MANAGER: MetricSource = {
+  exposedBy: "cert-manager's controller (/metrics on 9402), where the cluster runs it",
+  reference: "cert-manager pkg/metrics/certificates.go",
+  names: ["certmanager_certificate_expiration_timestamp_seconds"],
 };
 
 const NODE_EXPORTER: MetricSource = {
@@ -141,7 +165,7 @@ function readGatewayMetrics(): MetricSource {
 }
 
 export function metricSources(): MetricSource[] {
-  return [gatewayMetrics(), gatewayWakeMetrics(), VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI];
+  return [gatewayMetrics(), gatewayWakeMetrics(), VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI, SCRAPES, KUBELET, CERT_MANAGER];
 }
 
 /** The metric names a PromQL expression selects, from Prometheus' own grammar. */
