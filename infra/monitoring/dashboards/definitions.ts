@@ -17,13 +17,14 @@ export function overviewDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-overview",
     title: "AI Platform · Overview",
+    description: "The first dashboard to open: is the platform logging, and how much of it is errors.",
     tags: ["ai-platform", "logs"],
     kind: "logstore",
     panels: [
       {
         type: "timeseries",
         title: "Log rate by subsystem",
-        description: "Lines per second by app.kubernetes.io/part-of (app-shaide, app-serving).",
+        description: "Lines per second by app.kubernetes.io/part-of (app-shaide, app-serving). A subsystem at zero has stopped logging, or the collector stopped shipping it.",
         exprs: [{ expr: `sum by (part_of) (rate({${PLATFORM}}[5m]))`, legend: "{{part_of}}" }],
         unit: "short",
       },
@@ -42,6 +43,7 @@ export function overviewDashboard(): Dashboard {
       {
         type: "stat",
         title: "Error ratio (5m)",
+        description: "Error lines over all lines. A jump matters more than the level.",
         exprs: [{ expr: `sum(rate({${PLATFORM}} ${ERROR_FILTER} [5m])) / sum(rate({${PLATFORM}}[5m]))` }],
         unit: "percentunit",
         w: 8,
@@ -61,6 +63,7 @@ export function errorExplorerDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-errors",
     title: "AI Platform · Error Explorer",
+    description: "From \"there are errors\" to the lines.",
     tags: ["ai-platform", "logs", "errors"],
     kind: "logstore",
     variables: [
@@ -79,7 +82,7 @@ export function errorExplorerDashboard(): Dashboard {
         title: "Errors by component and model",
         exprs: [{ expr: `sum by (component, model_slug) (count_over_time(${sel} ${ERROR_FILTER} [5m]))`, legend: "{{component}} {{model_slug}}" }],
       },
-      { type: "logs", title: "Error lines", exprs: [{ expr: `${sel} ${ERROR_FILTER}` }], w: 24, h: 14 },
+      { type: "logs", title: "Error lines", description: "A gateway line's requestId finds the request in the model server's log (forwarded as x-request-id). Choosing a model leaves out the gateway, whose pods have no model_slug.", exprs: [{ expr: `${sel} ${ERROR_FILTER}` }], w: 24, h: 14 },
     ],
   });
 }
@@ -89,6 +92,7 @@ export function shaideLogExplorerDashboard(): Dashboard {
   return dashboard({
     uid: "app-shaide-logs",
     title: "app-shaide · Log Explorer",
+    description: "The other stack's platform pods; empty while none carries the platform label.",
     tags: ["ai-platform", "logs", "app-shaide"],
     kind: "logstore",
     variables: [variable("logstore", "component", "Component", { label: "component", selector: `{${PLATFORM}, part_of="app-shaide"}` })],
@@ -110,6 +114,7 @@ export function servingLogExplorerDashboard(): Dashboard {
   return dashboard({
     uid: "app-serving-model-logs",
     title: "app-serving · Model Log Explorer",
+    description: "The model servers, as the serving part labels them.",
     tags: ["ai-platform", "logs", "app-serving"],
     kind: "logstore",
     variables: [
@@ -119,22 +124,22 @@ export function servingLogExplorerDashboard(): Dashboard {
     ],
     panels: [
       { type: "timeseries", title: "Log rate by category", exprs: [{ expr: `sum by (model_category) (rate(${sel}[5m]))`, legend: "{{model_category}}" }], w: 8 },
-      { type: "timeseries", title: "Log rate by model", exprs: [{ expr: `sum by (model_slug) (rate(${sel}[5m]))`, legend: "{{model_slug}}" }], w: 8 },
-      { type: "timeseries", title: "Log rate by node group", exprs: [{ expr: `sum by (nodegroup) (rate(${sel}[5m]))`, legend: "{{nodegroup}}" }], w: 8 },
+      { type: "timeseries", title: "Log rate by model", description: "A model whose line goes flat while others keep logging has stopped serving.", exprs: [{ expr: `sum by (model_slug) (rate(${sel}[5m]))`, legend: "{{model_slug}}" }], w: 8 },
+      { type: "timeseries", title: "Log rate by node group", description: "Only models with a nodeGroup appear here.", exprs: [{ expr: `sum by (nodegroup) (rate(${sel}[5m]))`, legend: "{{nodegroup}}" }], w: 8 },
       {
         type: "timeseries",
         title: "Errors by model",
         exprs: [{ expr: `sum by (model_slug) (count_over_time(${sel} ${ERROR_FILTER} [5m]))`, legend: "{{model_slug}}" }],
         w: 24,
       },
-      { type: "logs", title: "Model server logs", exprs: [{ expr: sel }], w: 24, h: 16 },
+      { type: "logs", title: "Model server logs", description: "vLLM's output: weight loading, CUDA errors, out-of-memory (no per-request lines: requests are in the gateway's log).", exprs: [{ expr: sel }], w: 24, h: 16 },
     ],
   });
 }
 
 /** The GPU panels' data comes from an exporter the platform does not deploy; the panels say so. */
 const DCGM_NOTE =
-  "From the NVIDIA DCGM exporter (DCGM_FI_* metrics), which the platform does NOT deploy: install it (e.g. with the NVIDIA GPU Operator) with a prometheus.io/scrape annotation on its pods or Service, or this panel stays empty. No data on nodes without GPUs.";
+  "From the NVIDIA DCGM exporter (DCGM_FI_*), which the platform does not deploy (the NVIDIA GPU Operator ships it; annotate it for scraping): empty without it.";
 
 export function nodeMetricsDashboard(): Dashboard {
   const inst = `instance=~"$instance"`;
@@ -143,6 +148,7 @@ export function nodeMetricsDashboard(): Dashboard {
   return dashboard({
     uid: "cluster-node-metrics",
     title: "Cluster · Node Metrics",
+    description: "Nodes, from node-exporter; GPUs, from a DCGM exporter when one is installed.",
     tags: ["ai-platform", "metrics", "nodes"],
     kind: "metrics",
     variables: [variable("metrics", "instance", "Node", { label: "instance", selector: "node_uname_info" })],
@@ -202,6 +208,7 @@ export function podResourcesDashboard(): Dashboard {
   return dashboard({
     uid: "cluster-pod-resources",
     title: "Cluster · Pod Resource Usage",
+    description: "CPU, memory, restarts and readiness of every pod, from cAdvisor and kube-state-metrics.",
     tags: ["ai-platform", "metrics", "pods"],
     kind: "metrics",
     variables: [
@@ -218,12 +225,14 @@ export function podResourcesDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Memory working set by pod",
+        description: "What the kubelet compares with the memory limit.",
         exprs: [{ expr: `sum by (namespace, pod) (container_memory_working_set_bytes{container!="", ${sel}})`, legend: "{{namespace}}/{{pod}}" }],
         unit: "bytes",
       },
       {
         type: "timeseries",
         title: "Container restarts (1h)",
+        description: "A model server restarting during its first load: its startup probe gave up before the weights were loaded (docs/models.md, Startup and shutdown).",
         exprs: [{ expr: `sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total{${sel}}[1h]))`, legend: "{{namespace}}/{{pod}}" }],
       },
       {
@@ -257,6 +266,7 @@ export function gatewayDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-gateway",
     title: "AI Platform · Gateway",
+    description: "The gateway's own metrics, per gateway pod; the panels sum them (or count each replica once). The top rows compare the models; the last is repeated for each model selected.",
     tags: ["ai-platform", "metrics", "gateway"],
     kind: "metrics",
     // Models and their LoRA adapters, each a model of its own in the gateway's metrics.
@@ -267,29 +277,31 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Errors by status",
+        description: "429 is saturation or a per-key limit (the refusals panel tells them apart), 503 no ready replica, 502/504 the model servers, 499 a client that went away.",
         exprs: [{ expr: `sum by (status) (rate(gateway_requests_total{status!~"2..", ${m}}[5m]))`, legend: "{{status}}" }],
         unit: "reqps",
       },
-      { type: "timeseries", title: "Time to first token (streams)", exprs: quantiles("gateway_time_to_first_token_seconds", "model", m), unit: "s" },
+      { type: "timeseries", title: "Time to first token (streams)", description: "Queueing, prefill and the gateway's wait queue together.", exprs: quantiles("gateway_time_to_first_token_seconds", "model", m), unit: "s" },
       { type: "timeseries", title: "Request latency", exprs: quantiles("gateway_request_duration_seconds", "model", m), unit: "s" },
-      { type: "timeseries", title: "Inter-token latency", exprs: quantiles("gateway_inter_token_latency_seconds", "model", m), unit: "s" },
+      { type: "timeseries", title: "Inter-token latency", description: "Rises as a model server's batch fills.", exprs: quantiles("gateway_inter_token_latency_seconds", "model", m), unit: "s" },
       {
         type: "timeseries",
         title: "Tokens per second by model",
+        description: "As the model servers report them; the same numbers charge the per-key token limits.",
         exprs: [{ expr: `sum by (model, type) (rate(gateway_tokens_total{${m}}[5m]))`, legend: "{{model}} {{type}}" }],
         unit: "short",
       },
       {
         type: "timeseries",
         title: "Saturated replicas (share)",
-        description: "Share of a model's replicas at their concurrency cap or load thresholds; at 1 new requests get 429. Every gateway pod reports every replica: the share is the same on each, so it is averaged.",
+        description: "Share of a model's replicas at their concurrency cap or load thresholds: at 1, new requests wait in the queue, then get 429 model_saturated; sustained near 1, add replicas. Every gateway pod reports every replica, so the share is averaged.",
         exprs: [{ expr: `avg by (model) (gateway_replica_saturated{${m}})`, legend: "{{model}}" }],
         unit: "percentunit",
       },
       {
         type: "timeseries",
         title: "Waiting for room",
-        description: "Requests waiting because no replica of the model can take them, by the key's priority, and the p90 of how long those that got a replica waited; refusals by reason (queue_full, displaced, timeout, no_memory, no_replica). A busy model serves keys fairly: a light key's wait stays short beside a flood.",
+        description: "Requests waiting because no replica of the model can take them, by the key's priority, and the p90 of how long those that got a replica waited; refusals by reason (queue_full, displaced, timeout, no_memory, no_replica).",
         exprs: [
           { expr: `sum by (model, priority) (gateway_model_queued_requests{${m}})`, legend: "{{model}} {{priority}} waiting" },
           { expr: `histogram_quantile(0.9, sum by (le, model) (rate(gateway_queue_wait_seconds_bucket{${m}}[5m])))`, legend: "{{model}} p90 wait (s)" },
@@ -299,7 +311,7 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Ready replicas and requests in flight",
-        description: "Ready replicas counted once each (a replica is ready when any gateway pod sees it ready), not once per gateway pod.",
+        description: "Ready replicas counted once each (ready when any gateway pod sees it ready); 0 means the model answers 503 and is not listed (alert ModelDown).",
         exprs: [
           { expr: `sum by (model) (max by (model, replica) (gateway_replica_ready{${m}}))`, legend: "{{model}} ready replicas" },
           { expr: `sum by (model) (gateway_requests_in_flight{${m}})`, legend: "{{model}} in flight" },
@@ -308,13 +320,14 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Rate-limit refusals by key",
+        description: "Refusals by per-key limits (limit: requests, tokens, concurrency, or store_unavailable when Redis is down and the gateway fails closed), by key name.",
         exprs: [{ expr: `sum by (key, limit) (rate(gateway_rate_limit_refusals_total[5m]))`, legend: "{{key}} {{limit}}" }],
         unit: "reqps",
       },
       {
         type: "timeseries",
         title: "Event loop delay",
-        description: "How late each gateway pod's event loop runs (p99 and longest, per scrape window): every request the pod holds waits that long. Alert GatewayEventLoopDelay.",
+        description: "How late each gateway pod's event loop ran over the window its last scrape closed (at least 30 s), p99 and longest: every request the pod holds waits that long (alert GatewayEventLoopDelay).",
         exprs: [
           { expr: "max by (pod) (gateway_event_loop_delay_p99_seconds)", legend: "{{pod}} p99" },
           { expr: "max by (pod) (gateway_event_loop_delay_max_seconds)", legend: "{{pod}} longest" },
@@ -350,6 +363,7 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Replicas: ready, saturated, requests in flight",
+        description: "Which replica is out, full or busy.",
         exprs: [
           { expr: `max by (replica) (gateway_replica_ready{${one}})`, legend: "ready {{replica}}" },
           { expr: `max by (replica) (gateway_replica_saturated{${one}})`, legend: "saturated {{replica}}" },
@@ -382,6 +396,7 @@ export function modelServingDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-model-serving",
     title: "AI Platform · Model Serving",
+    description: "The model servers' own metrics (vLLM's) and their endpoint pickers'; the last row is repeated for each model selected, with panels per pod.",
     tags: ["ai-platform", "metrics", "serving"],
     kind: "metrics",
     variables: [variable("metrics", "model", "Model", { label: "model_name", selector: "vllm:num_requests_running" })],
@@ -390,7 +405,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Ready pods per pool",
-        description: "Model-server pods each endpoint picker (InferencePool gaie-<slug>) can route to.",
+        description: "Model-server pods each endpoint picker (InferencePool gaie-<slug>) can route to; 0: the pool's route answers 503.",
         exprs: [{ expr: "max by (name) (inference_pool_ready_pods)", legend: "{{name}}" }],
         w: 8,
       },
@@ -485,7 +500,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Time to first token",
-        description: "At the model server (queueing and prefill), p50/p90/p99 over its pods; alert TimeToFirstTokenSLO at p90 > 2 s.",
+        description: "At the model server (queueing and prefill), whichever path the request came by; alert TimeToFirstTokenSLO at p90 > 2 s.",
         exprs: quantiles("vllm:time_to_first_token_seconds", "model_name", one),
         unit: "s",
         w: 8,
@@ -544,7 +559,7 @@ function loraPanels(): PanelSpec[] {
     {
       type: "timeseries",
       title: "Adapter loads and evictions",
-      description: "Loads the gateway made on a replica (a failure answered its requests 503 adapter_load_failed), and adapters it unloaded for another.",
+      description: "Loads the gateway made on a replica (a failure answered its requests 503 adapter_load_failed), and adapters it unloaded for another. Many evictions: too few adapter slots or replicas.",
       exprs: [
         { expr: "sum by (adapter, outcome) (increase(gateway_lora_adapter_loads_total[5m]))", legend: "{{adapter}} load {{outcome}}" },
         { expr: "sum by (adapter) (increase(gateway_lora_adapter_evictions_total[5m]))", legend: "{{adapter}} evicted" },

@@ -59,6 +59,8 @@ export interface Variable {
 export interface Dashboard {
   readonly uid: string;
   readonly title: string;
+  /** What it is for: Grafana shows it in the dashboard list; docs/monitoring.md's reference uses it too. */
+  readonly description: string;
   readonly tags: string[];
   readonly datasourceKind: DatasourceKind;
   readonly editable: false;
@@ -185,6 +187,7 @@ export function variable(kind: DatasourceKind, name: string, label: string, sour
 export function dashboard(args: {
   uid: string;
   title: string;
+  description: string;
   tags: string[];
   kind: DatasourceKind;
   variables?: Variable[];
@@ -193,6 +196,7 @@ export function dashboard(args: {
   return {
     uid: args.uid,
     title: args.title,
+    description: args.description,
     tags: args.tags,
     datasourceKind: args.kind,
     editable: false,
