@@ -13,6 +13,7 @@ import { type ApiServer, describeWithApiServer, type Etcd, startApiServer, start
 import { type Crd, crdLibraryFromEnv, CRDS_DIR_ENV, crdServes } from "../infra/platform/crd-manifests";
 import { describeWithCharts, type Manifest } from "../infra/platform/helm";
 import type { KubeObject } from "../infra/platform/kube-api";
+import { enforcedLevel } from "../infra/platform/pod-security";
 import { KEDA_CHART } from "../infra/autoscaling/constants";
 import { PINNED_CHARTS as SERVING_CHARTS } from "../infra/serving/constants";
 import { MONITORING_CHARTS } from "./monitoring-charts";
@@ -129,6 +130,15 @@ describeWithApiServer("every rendered object on a real kube-apiserver", (binarie
           const pods = workloadPods(sent);
           expect(pods.length).toBeGreaterThan(0);
           expect(list(await dryRunPods(server.api, pods))).toEqual([]);
+        }, APPLY_MS);
+
+        test("Pod Security admission enforces each namespace's labels: a pod of the render given the host's network is refused", async () => {
+          const enforcing = new Set(sent.filter((o) => o.kind === "Namespace" && enforcedLevel(o.metadata.labels as Record<string, string> | undefined) !== "privileged").map((o) => o.metadata.name));
+          const pods = workloadPods(sent).filter((p) => enforcing.has(p.pod.metadata.namespace ?? ""));
+          expect(pods.length).toBeGreaterThan(0);
+          const hostNetwork = pods.map(({ owner, pod }) => ({ owner, pod: { ...pod, spec: { ...(pod.spec as object), hostNetwork: true } } }));
+          const refusals = await dryRunPods(server.api, hostNetwork);
+          expect(refusals.map((r) => [r.object, /violates PodSecurity/.test(r.message)])).toEqual(hostNetwork.map((p) => [`Pod of ${p.owner}`, true]));
         }, APPLY_MS);
       });
     });

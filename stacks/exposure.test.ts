@@ -5,6 +5,7 @@ import { gatewayConfig, SECRET_KEYS } from "../infra/gateway/testing";
 import { validateAnyObject } from "../infra/platform/crd-validate";
 import { isKubernetesObject, toManifest } from "../infra/platform/k8s-validate";
 import { MockEngineError, type MockRunOptions, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
+import { podSecurityLabels } from "../infra/platform/pod-security";
 
 const T = {
   route: "kubernetes:gateway.networking.k8s.io/v1:HTTPRoute",
@@ -220,6 +221,7 @@ describe("an existing Gateway: read at preview, its listeners checked", () => {
       "shared-gateway-access": "true",
       "app.kubernetes.io/part-of": "app-serving",
       "app.kubernetes.io/managed-by": "pulumi",
+      ...podSecurityLabels("restricted"),
     });
   });
 
@@ -447,6 +449,9 @@ describe("bad configuration fails the preview with a message naming the key", ()
   test("gateway:namespaceLabels may not set the labels the stack or the API server sets", async () => {
     expect(await problems({ "gateway:namespaceLabels": JSON.stringify({ "kubernetes.io/metadata.name": "x", team: "llm" }) })).toContain(
       "gateway:namespaceLabels [kubernetes.io/metadata.name]: is set by the stack or the API server: remove it",
+    );
+    expect(await problems({ "gateway:namespaceLabels": JSON.stringify({ "pod-security.kubernetes.io/enforce": "privileged" }) })).toContain(
+      "gateway:namespaceLabels [pod-security.kubernetes.io/enforce]: is set by the stack or the API server: remove it",
     );
   });
 

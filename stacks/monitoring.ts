@@ -4,6 +4,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import type { Cluster } from "../infra/platform/cluster";
 import { PLATFORM_NAME } from "../infra/platform/labels";
+import { type PodSecurityLevel, podSecurityLabels } from "../infra/platform/pod-security";
 import { RETAIN } from "../infra/platform/retain";
 import {
   Collector,
@@ -35,6 +36,15 @@ function withPassword(store: ObjectStoreConfig, password: pulumi.Output<string> 
   return { type: "s3", endpoint, region, auth: auth.kind === "keys" ? { kind: "keys", user: auth.user, password: password as pulumi.Output<string> } : auth };
 }
 
+/**
+ * The monitoring namespace's Pod Security level: privileged with the collector (its state directory is a hostPath,
+ * chowned by a root init container) or the metrics server (node-exporter reads the host's network, processes and
+ * filesystem); every other component's pods pass restricted.
+ */
+export function monitoringPodSecurityLevel(components: ReadonlySet<string>): PodSecurityLevel {
+  return components.has("collector") || components.has("metrics") ? "privileged" : "restricted";
+}
+
 /** `digestKey`: the stack's key for secret digests on pod templates (platform/secret-digest.ts). */
 export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secrets: MonitoringSecrets, digestKey: pulumi.Input<string>): MonitoringOutputs {
   // Every component talks to the cluster through the stack's provider (its children inherit it).
@@ -44,7 +54,7 @@ export function deployMonitoring(cluster: Cluster, cfg: MonitoringConfig, secret
   const ns = new k8s.core.v1.Namespace(NAMESPACE, {
     metadata: {
       name: NAMESPACE,
-      labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi" },
+      labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi", ...podSecurityLabels(monitoringPodSecurityLevel(cfg.components)) },
       annotations: { [CLOUD_PROVIDER_ANNOTATION]: cfg.cloudProvider },
     },
   }, { ...RETAIN, provider: cluster.provider });

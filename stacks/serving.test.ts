@@ -100,6 +100,12 @@ describe("serving stack on mocks, every sample referenced", () => {
       "core/v1:Service model-qwen3-8b",
       "core/v1:Service model-sim-chat",
       "networking.k8s.io/v1:NetworkPolicy model-servers",
+      "policy/v1:PodDisruptionBudget gaie-bge-small-en-epp",
+      "policy/v1:PodDisruptionBudget gaie-qwen3-8b-epp",
+      "policy/v1:PodDisruptionBudget gaie-sim-chat-epp",
+      "policy/v1:PodDisruptionBudget ms-bge-small-en-decode",
+      "policy/v1:PodDisruptionBudget ms-qwen3-8b-decode",
+      "policy/v1:PodDisruptionBudget ms-sim-chat-decode",
     ]);
     for (const r of objects) expect(() => validateAnyObject(toManifest(r))).not.toThrow();
   });

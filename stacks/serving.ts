@@ -11,6 +11,7 @@ import { serviceUrl } from "../infra/platform/cluster-config";
 import { SERVICES as MONITORING_SERVICES } from "../infra/monitoring/constants";
 import { secretDigest } from "../infra/platform/secret-digest";
 import { RETAIN } from "../infra/platform/retain";
+import { podSecurityLabels } from "../infra/platform/pod-security";
 import { selectorLabels as gatewaySelectorLabels } from "../infra/gateway/labels";
 import {
   API_KEY_SECRET,
@@ -27,6 +28,7 @@ import {
   loadModelFolders,
   MODEL_SERVER_POLICY_NAME,
   PART_OF,
+  SERVING_POD_SECURITY_LEVEL,
   planModels,
   type PlannedModel,
   planRollouts,
@@ -146,7 +148,7 @@ export function servingNamespace(cluster: Cluster, cfg: ServingConfig): pulumi.O
   return cfg.createNamespace
     ? new k8s.core.v1.Namespace(
         cfg.namespace,
-        { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi" } } },
+        { metadata: { name: cfg.namespace, labels: { "app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/managed-by": "pulumi", ...podSecurityLabels(SERVING_POD_SECURITY_LEVEL) } } },
         { ...RETAIN, provider: cluster.provider },
       ).metadata.name
     : cfg.namespace;

@@ -7,6 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { checkClusterValue } from "../platform/cluster-checks";
 import { PLATFORM_NAME } from "../platform/labels";
+import { podSecurityLabels } from "../platform/pod-security";
 import { RETAIN } from "../platform/retain";
 import { EXTERNAL_METRICS_APISERVICE, KEDA_RELEASE } from "./constants";
 import { buildKedaPolicies } from "./network";
@@ -33,7 +34,8 @@ export class Keda extends pulumi.ComponentResource {
     super("ai-platform:autoscaling:Keda", name, {}, opts);
     const ns = new k8s.core.v1.Namespace(
       args.namespace,
-      { metadata: { name: args.namespace, labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi" } } },
+      // restricted: the chart's operator and metrics server run as non-root with every capability dropped.
+      { metadata: { name: args.namespace, labels: { "app.kubernetes.io/part-of": PLATFORM_NAME, "app.kubernetes.io/managed-by": "pulumi", ...podSecurityLabels("restricted") } } },
       { ...RETAIN, parent: this },
     );
     this.chart = new k8s.helm.v4.Chart(

@@ -8,12 +8,13 @@ import { validateKubernetesObject } from "../platform/k8s-validate";
 import { PINNED_CHARTS } from "./constants";
 import { loadModelFolders } from "./model-folders";
 import { buildModelServerPolicy, EPP_POD_LABEL, modelServerSelector } from "./network";
+import { modelServerBudgets, pickerBudget } from "./disruption";
 import { planModels, type PlannedModel } from "./plan";
 import { planRollouts, withRollout } from "./rollout";
 import { decodeDeploymentName, isScaledDeployment } from "./scaled-object";
 import { DEFAULT_STARTUP_TIMEOUT, startupTimeoutSeconds } from "./startup";
 import { LEAVE_DELAY_SECONDS } from "./constants";
-import { API_KEY_SECRET, buildInferencePoolValues, DRAIN_SCRIPT, poolReleaseName, serverValuesFor, TERMINATION_MARGIN_SECONDS } from "./values";
+import { API_KEY_SECRET, buildInferencePoolValues, DRAIN_SCRIPT, platformPodLabels, poolReleaseName, serverValuesFor, TERMINATION_MARGIN_SECONDS } from "./values";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -145,6 +146,28 @@ describeWithCharts("serving charts rendered by a real helm with the program's va
       expect([slug, selects(eppLabels)]).toEqual([slug, false]);
       expect(policy.spec.ingress[0].from).toContainEqual({ podSelector: { matchLabels: { [EPP_POD_LABEL]: eppLabels[EPP_POD_LABEL] } } });
     }
+  });
+
+  test("each disruption budget selects its role's rendered pods or its picker's, and not the weights download's", () => {
+    const selects = (budget: { spec: { selector: { matchLabels: Record<string, string> } } }, labels: Record<string, string>) =>
+      Object.entries(budget.spec.selector.matchLabels).every(([k, v]) => labels[k] === v);
+    for (const [slug, { model, pool }] of rendered) {
+      const [server, ...others] = modelServerBudgets(model.def, D);
+      const picker = pickerBudget(model.def, D);
+      expect(others).toEqual([]);
+      const serverPod = deployment(slug).spec.template.metadata.labels;
+      const pickerPod = (pool.find((o) => o.kind === "Deployment") as Obj).spec.template.metadata.labels;
+      const downloadPod = { ...platformPodLabels(model.def, D), "app.kubernetes.io/component": "weights-download" };
+      expect([slug, selects(server!, serverPod), selects(server!, pickerPod), selects(server!, downloadPod)]).toEqual([slug, true, false, false]);
+      expect([slug, selects(picker, pickerPod), selects(picker, serverPod), selects(picker, downloadPod)]).toEqual([slug, true, false, false]);
+    }
+    // The longest slug: the picker chart cuts the release name to 40 characters before `-epp`.
+    const qwen = rendered.get("qwen3-8b")!.model.def;
+    const long = { ...qwen, slug: "a234567890b234567890c234567890d234567890" };
+    const release = poolReleaseName(long.slug);
+    const epp = helmTemplate(helm, archive("inferencepool"), release, NS, buildInferencePoolValues(long, { labelDomain: D, namespace: NS, clusterDomain: "cluster.local" })).find((o) => o.kind === "Deployment") as Obj;
+    expect(selects(pickerBudget(long, D), epp.spec.template.metadata.labels)).toBe(true);
+    expect(pickerBudget(long, D).name).toBe(epp.metadata.name);
   });
 
   test("the engine-side transforms are what the components register", () => {

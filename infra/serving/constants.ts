@@ -27,6 +27,13 @@ export const SERVER_PREFIX = "ms-";
 /** Value of `app.kubernetes.io/part-of` on every model-server pod (the collector and dashboards select on it). */
 export const PART_OF = "app-serving";
 
+/**
+ * The serving namespace's Pod Security level: baseline. The model servers' vLLM images run as root (restricted
+ * requires runAsNonRoot) and the picker chart sets no securityContext; nothing they run needs the host's namespaces,
+ * paths or ports, or a capability baseline refuses.
+ */
+export const SERVING_POD_SECURITY_LEVEL = "baseline";
+
 /** On-prem GPU nodes carry this label instead of a node group; models that name no node group select it. */
 export const ONPREM_GPU_SELECTOR: Readonly<Record<string, string>> = { workload: "gpu" };
 /** `serving:gpuCapacity` key of the on-prem GPU nodes (models without `nodeGroup`). */

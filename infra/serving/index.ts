@@ -9,3 +9,4 @@ export { DOWNLOAD_IDENTITY, HF_TOKEN_SECRET, WEIGHTS_S3_SECRET } from "./weights
 export { assertGpuCapacity, checkGpuCapacity, GpuCapacityError, gpuHeadroomWarnings, gpuUsage } from "./gpu-preflight";
 export { buildCatalog, catalogYaml } from "./catalog";
 export { ServedModel, type ServedModelArgs } from "./served-model";
+export { modelServerBudgets, pickerBudget, type DisruptionBudget } from "./disruption";

@@ -6,6 +6,7 @@
 // Kubelet probes are not subject to NetworkPolicy.
 import { NAMESPACE_NAME_LABEL, PLATFORM_NAME, platformLabelKeys } from "../platform/labels";
 import { PART_OF } from "./constants";
+import { pickerName } from "./values";
 
 /** A peer the policy admits: pods of a namespace, optionally only those with these labels. */
 export interface PolicyPeer {
@@ -61,7 +62,7 @@ export function buildModelServerPolicy(args: ModelServerPolicyArgs): Record<stri
     args.gateway,
     { namespace: args.monitoringNamespace },
     { namespace: own, pods: servers },
-    ...args.pools.map((pool) => ({ namespace: own, podLabels: { [EPP_POD_LABEL]: `${pool}-epp` } })),
+    ...args.pools.map((pool) => ({ namespace: own, podLabels: { [EPP_POD_LABEL]: pickerName(pool) } })),
     ...(args.inferenceGatewayNamespace ? [{ namespace: args.inferenceGatewayNamespace }] : []),
   ];
   return {

@@ -3,7 +3,8 @@
 // volume before a server starts), a headless Service over its ready pods, and an HTTPRoute when a Gateway is given.
 // Models are not retainOnDelete: removing one from `serving:models` and applying stops serving it. Its cache volume
 // is kept unless `serving:weightsCache.retain` is false. The pool waits for the InferencePool CRDs and the route for
-// the Gateway API CRDs (infra/platform/crds.ts).
+// the Gateway API CRDs (infra/platform/crds.ts). Each server role and the picker have a disruption budget
+// (disruption.ts).
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { awaitFor, REPLACE_UNREADY_ANNOTATION, SKIP_AWAIT_ANNOTATION } from "../platform/await-annotations";
@@ -30,6 +31,7 @@ import {
   serverValuesFor,
 } from "./values";
 import { adapterDownloads, adaptersGiB } from "./lora";
+import { modelServerBudgets, pickerBudget } from "./disruption";
 import { buildCacheClaimSpec, buildDownloadJobSpec, cacheClaimName, cacheSizeGiB, downloadJobName } from "./weights";
 
 /** Where a model's weights come from and how they are kept (the stack's part; the folder's is in the model). */
@@ -127,6 +129,8 @@ export class ServedModel extends pulumi.ComponentResource {
   readonly cache?: k8s.core.v1.PersistentVolumeClaim;
   readonly download?: k8s.batch.v1.Job;
   readonly scaledObject?: k8s.apiextensions.CustomResource;
+  /** The PodDisruptionBudgets of the server roles and of the picker. */
+  readonly budgets: k8s.policy.v1.PodDisruptionBudget[];
 
   constructor(name: string, args: ServedModelArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ai-platform:serving:Model", name, {}, opts);
@@ -260,6 +264,10 @@ export class ServedModel extends pulumi.ComponentResource {
       { parent: this },
     );
 
+    this.budgets = [...modelServerBudgets(def, args.labelDomain), pickerBudget(def, args.labelDomain)].map(
+      (b) => new k8s.policy.v1.PodDisruptionBudget(b.name, { metadata: { name: b.name, namespace: args.namespace, labels: b.labels }, spec: b.spec }, { parent: this }),
+    );
+
     if (args.parentGateway) {
       this.route = new k8s.apiextensions.CustomResource(
         modelObjectName(def.slug),
@@ -268,6 +276,12 @@ export class ServedModel extends pulumi.ComponentResource {
       );
     }
 
-    this.registerOutputs({ pool: poolName, server: serverName, replicaService: modelObjectName(def.slug), cache: this.cache ? cacheClaimName(def.slug) : undefined });
+    this.registerOutputs({
+      pool: poolName,
+      server: serverName,
+      replicaService: modelObjectName(def.slug),
+      cache: this.cache ? cacheClaimName(def.slug) : undefined,
+      budgets: this.budgets.map((b) => b.metadata.name),
+    });
   }
 }

@@ -26,6 +26,14 @@ export function poolReleaseName(slug: string): string {
   return `${POOL_PREFIX}${slug}`;
 }
 
+/**
+ * The endpoint picker's Deployment, Service and pod label value of a pool release: its name lowered, trimmed and cut
+ * to 40 characters, then `-epp` (GAIE chart v1.3.0 helper `gateway-api-inference-extension.name`).
+ */
+export function pickerName(release: string): string {
+  return `${release.toLowerCase().trim().slice(0, 40)}-epp`;
+}
+
 /** The platform labels every model-server pod carries (collector stream labels, dashboards, the replica Service). */
 export function platformPodLabels(def: ModelDefinition, labelDomain: string): Labels {
   const k = platformLabelKeys(labelDomain);
@@ -283,13 +291,14 @@ export function buildInferencePoolValues(def: ModelDefinition, args: InferencePo
       ...(v.provider ?? {}),
       name: args.gatewayProvider,
       // As the llm-d helmfiles do: Istio needs the EPP Service host for its DestinationRule.
-      ...(args.gatewayProvider === "istio" ? { istio: { destinationRule: { host: serviceHost(`${release}-epp`, args.namespace, args.clusterDomain) } } } : {}),
+      ...(args.gatewayProvider === "istio" ? { istio: { destinationRule: { host: serviceHost(pickerName(release), args.namespace, args.clusterDomain) } } } : {}),
     };
   }
   return v;
 }
 
-function objectLabels(def: ModelDefinition, labelDomain: string, component: string): Labels {
+/** Labels of the per-model objects the platform declares itself (replica Service, route, disruption budgets). */
+export function modelObjectLabels(def: ModelDefinition, labelDomain: string, component: string): Labels {
   return {
     "app.kubernetes.io/name": modelObjectName(def.slug),
     "app.kubernetes.io/component": component,
@@ -308,7 +317,7 @@ export function buildReplicaService(def: ModelDefinition, namespace: string, lab
   return {
     apiVersion: "v1",
     kind: "Service",
-    metadata: { name: modelObjectName(def.slug), namespace, labels: objectLabels(def, labelDomain, "model-replicas") },
+    metadata: { name: modelObjectName(def.slug), namespace, labels: modelObjectLabels(def, labelDomain, "model-replicas") },
     spec: {
       clusterIP: "None",
       selector: replicaSelector(def, labelDomain),
@@ -336,7 +345,7 @@ export function buildHttpRoute(def: ModelDefinition, namespace: string, labelDom
   return {
     apiVersion: "gateway.networking.k8s.io/v1",
     kind: "HTTPRoute",
-    metadata: { name: modelObjectName(def.slug), namespace, labels: objectLabels(def, labelDomain, "model-route") },
+    metadata: { name: modelObjectName(def.slug), namespace, labels: modelObjectLabels(def, labelDomain, "model-route") },
     spec: {
       parentRefs: [{ group: "gateway.networking.k8s.io", kind: "Gateway", ...parent }],
       rules: [
