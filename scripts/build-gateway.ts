@@ -32,6 +32,7 @@ export function bundledPackages(meta: Metafile): string[] {
 export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<GatewayBuild> {
   fs.rmSync(outDir, { recursive: true, force: true });
   fs.mkdirSync(outDir, { recursive: true });
+  const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; license?: string; engines: { node: string } };
   const result = await build({
     entryPoints: [ENTRY],
     outfile: path.join(outDir, BUNDLE),
@@ -48,9 +49,10 @@ export async function buildGateway(outDir: string = DEFAULT_OUT): Promise<Gatewa
     logLevel: "warning",
     // Licence notices of the bundled packages go to serve.js.LEGAL.txt, which ships in the image.
     legalComments: "linked",
+    // The release version in the bundle (gateway_build_info, gateway/src/observability/version.ts): the image reads no file for it.
+    define: { __GATEWAY_VERSION__: JSON.stringify(rootPkg.version) },
   });
   const packages = bundledPackages(result.metafile);
-  const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; license?: string; engines: { node: string } };
   // No "dependencies": the bundle carries them. `type` pins CommonJS whatever surrounds the directory.
   const pkg = {
     name: "ai-platform-gateway",

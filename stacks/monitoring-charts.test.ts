@@ -250,7 +250,7 @@ describeWithCharts("monitoring charts rendered by a real helm with the program's
       variants.push({ note: AIRGAP_KEDA.note, rendered: await renderKeda(helm, archive(AIRGAP_KEDA.chart.component)) });
       const table = airgapImageTable(r, variants);
       expect(table).toContain("| `ghcr.io/kedacore/keda:2.20.2` | Deployment `keda-operator` (keda-operator) with `cluster:keda: install` |");
-      for (const image of ["docker.io/grafana/loki:3.7.2", "quay.io/kiwigrid/k8s-sidecar:2.7.3", "quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0", "amazon/aws-cli:latest"]) {
+      for (const image of ["docker.io/grafana/loki:3.7.2", "quay.io/kiwigrid/k8s-sidecar:2.7.3", "quay.io/prometheus-operator/prometheus-config-reloader:v0.81.0", "amazon/aws-cli:2.37.5"]) {
         expect(table).toContain(`\`${image}\``);
       }
       expect(table).toContain("| `curlimages/curl:8.16.0` | Job `logstore-create-bucket` (create-bucket) with `objectStore: gcs` |");

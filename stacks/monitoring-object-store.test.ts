@@ -65,7 +65,7 @@ describeWithCharts("the log store's object store, rendered by the real chart", M
 
   test("s3ClientImage: the bucket Job runs the image as given, tag and digest", () => {
     expect(job(keys).main.image).toBe(`registry.internal/mirror/aws-cli:2.22.0@sha256:${"0123456789abcdef".repeat(4)}`);
-    expect(job(irsa).main.image).toBe("amazon/aws-cli:latest");
+    expect(job(irsa).main.image).toBe("amazon/aws-cli:2.37.5");
   });
 
   test("static keys: Loki and the Job read them from the Secret; the config holds only references", () => {

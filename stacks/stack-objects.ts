@@ -26,6 +26,8 @@ export interface StackObjects {
   readonly releases: RenderedRelease[];
   /** The manifests the program applies with a ConfigFile (the CRD sets in `install` mode), as the program names them. */
   readonly crdSources: string[];
+  /** Releases left unrendered because their archive is absent (only with `absentCharts: "skip"`), as `release (archive)`. */
+  readonly skipped: string[];
 }
 
 /** The engine's type token of an object a chart renders: `kubernetes:<group or core>/<version>:<Kind>`. */
@@ -64,14 +66,28 @@ function directObject(r: ResourceRecord): Manifest {
   return { ...obj, metadata: { ...obj.metadata, name: obj.metadata?.name ?? r.name } };
 }
 
-/** Runs the program with `config` and collects what it would send to the cluster; throws when a chart archive is absent. */
-export async function renderStackObjects(helm: string, config: Record<string, string>, secretKeys: readonly string[]): Promise<StackObjects> {
+/**
+ * Runs the program with `config` and collects what it would send to the cluster. A chart archive that is absent
+ * throws, unless `absentCharts` is "skip": then the release is listed in `skipped` (and without helm, every release).
+ */
+export async function renderStackObjects(
+  helm: string | undefined,
+  config: Record<string, string>,
+  secretKeys: readonly string[],
+  options: { absentCharts?: "throw" | "skip" } = {},
+): Promise<StackObjects> {
   const { resources, transforms } = await runWithMocks(async () => (await import("./program")).program(), { config, secretKeys });
   const releases: RenderedRelease[] = [];
+  const skipped: string[] = [];
   for (const r of resources.filter((x) => x.type === CHART_TYPE)) {
     const release = String(r.inputs.name);
     const namespace = String(r.inputs.namespace);
     const archive = archiveOf(String(r.inputs.chart));
+    if ((!archive || !helm) && options.absentCharts === "skip") {
+      skipped.push(`${release} (${path.basename(String(r.inputs.chart))})`);
+      continue;
+    }
+    if (!helm) throw new Error(`no helm to render release ${release}`);
     if (!archive) throw new Error(`no chart archive ${path.basename(String(r.inputs.chart))} for release ${release} (npm run charts:pull, or AI_PLATFORM_CHARTS_DIR)`);
     const objects = helmTemplate(helm, archive, release, namespace, revealSecrets(r.inputs.values));
     releases.push({ release, namespace, objects: await transformed(objects, release, transforms.get(`${r.type}::${r.name}`) ?? []) });
@@ -80,5 +96,6 @@ export async function renderStackObjects(helm: string, config: Record<string, st
     direct: resources.filter((r) => isKubernetesObject(r) && !r.read).map(directObject),
     releases,
     crdSources: resources.filter((r) => r.type === CONFIG_FILE_TYPE).map((r) => String(r.inputs.file)),
+    skipped,
   };
 }

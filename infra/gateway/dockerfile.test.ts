@@ -94,6 +94,13 @@ describe("gateway/Dockerfile", () => {
     expect(RUNTIME_UID).toBeGreaterThan(0);
   });
 
+  test("the final stage is labelled with the release: org.opencontainers.image.version is package.json's version", () => {
+    const labels = Object.fromEntries([...ops(final, "LABEL").join(" ").matchAll(/([\w.-]+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string; license: string };
+    expect(pkg.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(labels).toEqual({ "org.opencontainers.image.title": "ai-platform-gateway", "org.opencontainers.image.version": pkg.version, "org.opencontainers.image.licenses": pkg.license });
+  });
+
   test("exec-form entrypoint: node is PID 1 and gets SIGTERM; ports match the pod", () => {
     const [entrypoint] = ops(final, "ENTRYPOINT");
     expect(JSON.parse(entrypoint ?? "null")).toEqual(["node", `/app/${BUNDLE}`]);

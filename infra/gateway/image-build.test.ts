@@ -10,6 +10,7 @@ import { BUNDLE, buildGateway, type GatewayBuild, packageOf } from "../../script
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const rootPkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+  version: string;
   engines: { node: string };
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
@@ -30,7 +31,7 @@ describe("gateway build output", () => {
   test("one bundle, its source map and licence notices, and a package.json without dependencies", () => {
     expect(fs.readdirSync(built.outDir).sort()).toEqual(["bundled-packages.json", "package.json", BUNDLE, `${BUNDLE}.LEGAL.txt`, `${BUNDLE}.map`].sort());
     const pkg = JSON.parse(fs.readFileSync(path.join(built.outDir, "package.json"), "utf8")) as Record<string, unknown>;
-    expect(pkg).toMatchObject({ name: "ai-platform-gateway", main: BUNDLE, type: "commonjs", engines: rootPkg.engines });
+    expect(pkg).toMatchObject({ name: "ai-platform-gateway", version: rootPkg.version, main: BUNDLE, type: "commonjs", engines: rootPkg.engines });
     expect(pkg.dependencies).toBeUndefined();
     expect(pkg.devDependencies).toBeUndefined();
   });
@@ -128,10 +129,14 @@ describe("gateway build output", () => {
       expect(body.choices[0]?.message.content.length).toBeGreaterThan(0);
     });
 
-    test("metrics on their own port only", async () => {
+    test("metrics on their own port only; gateway_build_info carries the version written into the bundle", async () => {
       const metrics = await fetch(`http://127.0.0.1:${ports.metricsPort}/metrics`);
       expect(metrics.status).toBe(200);
-      expect(await metrics.text()).toContain("gateway_requests_total");
+      const text = await metrics.text();
+      expect(text).toContain("gateway_requests_total");
+      expect(text).toContain(`gateway_build_info{version="${rootPkg.version}"} 1`);
+      // Written in at build time: the bundle reads no package.json for it.
+      expect(fs.readFileSync(path.join(built.outDir, BUNDLE), "utf8")).not.toContain("__GATEWAY_VERSION__");
       expect((await fetch(url("/metrics"))).status).not.toBe(200);
     });
 

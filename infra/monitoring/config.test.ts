@@ -29,7 +29,7 @@ describe("monitoring config", () => {
       version: "14.1.0",
       storageClass: "hostpath",
       store: { type: "s3", endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", bucket: "logstore-chunks", region: "us-east-1", auth: { kind: "keys", user: "logstore" } },
-      bucketJobImage: "amazon/aws-cli:latest",
+      bucketJobImage: "amazon/aws-cli:2.37.5",
     });
     expect(c.logstore?.chartPath).toMatch(/\/charts\/logstore-14\.1\.0\.tgz$/);
     expect(c.viewer?.chartPath).toMatch(/\/charts\/viewer-12\.3\.2\.tgz$/);
@@ -188,16 +188,17 @@ describe("monitoring config: the object store on a real cloud", () => {
     expect(store({ "monitoring:s3Endpoint": "https://minio.eu-west-1.example.com", "monitoring:s3Region": "us-east-1" })).toMatchObject({ region: "us-east-1" });
   });
 
-  test("s3ClientImage: the default stays; an override needs a tag or a digest", () => {
-    expect(parse().logstore?.bucketJobImage).toBe("amazon/aws-cli:latest");
+  test("s3ClientImage: the default is a pinned release; an override needs a tag other than latest, or a digest", () => {
+    expect(parse().logstore?.bucketJobImage).toBe("amazon/aws-cli:2.37.5");
     const digest = `sha256:${"a1".repeat(32)}`;
-    for (const image of ["registry.internal:5000/mirror/aws-cli:2.22.0", `amazon/aws-cli@${digest}`, `registry.internal/mirror/aws-cli:2.22.0@${digest}`, "amazon/aws-cli:latest"]) {
+    for (const image of ["registry.internal:5000/mirror/aws-cli:2.22.0", `amazon/aws-cli@${digest}`, `registry.internal/mirror/aws-cli:2.22.0@${digest}`, `amazon/aws-cli:latest@${digest}`]) {
       expect(parse({ "monitoring:s3ClientImage": image }).logstore?.bucketJobImage).toBe(image);
     }
     for (const image of ["amazon/aws-cli", "amazon/aws-cli@sha256:123", "Amazon/AWS-CLI:2", "amazon/aws-cli:2 22", "https://registry.internal/aws-cli:2"]) {
       const lines = problems(() => parse({ "monitoring:s3ClientImage": image }));
       expect({ image, lines }).toEqual({ image, lines: [expect.stringMatching(/^monitoring:s3ClientImage: must be an image reference with a tag or a digest/)] });
     }
+    expect(problems(() => parse({ "monitoring:s3ClientImage": "amazon/aws-cli:latest" }))).toEqual(["monitoring:s3ClientImage: must be pinned: a tag other than latest, or a digest"]);
   });
 
   test("workload identity (IRSA): the annotations instead of s3User/s3Password, which are then neither required nor rendered", () => {

@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { ChartArchiveUse } from "../platform/charts";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence, UNREADABLE_SECRET } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
-import { chartVersion, DEFAULT_S3_REGION, dnsSubdomain, imageReference, labelKey, labelMap, labelValue, nonEmpty, s3Region } from "../platform/schema-rules";
+import { chartVersion, DEFAULT_S3_REGION, dnsSubdomain, labelKey, labelMap, labelValue, nonEmpty, pinnedImage, s3Region } from "../platform/schema-rules";
 import {
   type AlertmanagerTarget,
   alertmanagerCredentialsSchema,
@@ -80,41 +80,40 @@ export const monitoringSchema = z
     components: z
       .array(z.enum(COMPONENTS))
       .refine((list) => new Set(list).size === list.length, "must not list a component twice")
-      .meta(doc("The components to deploy in namespace `monitoring`; an omitted one is skipped and what it deployed stays. `dashboards` needs `viewer`.", [...COMPONENTS])),
-    logstoreVersion: chartVersion.optional().meta(doc(`Chart version of the log store (Loki). Required with \`logstore\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.logstore.version}.`, PINNED_CHARTS.logstore.version)),
-    viewerVersion: chartVersion.optional().meta(doc(`Chart version of the viewer (Grafana). Required with \`viewer\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.viewer.version}.`, PINNED_CHARTS.viewer.version)),
-    collectorVersion: chartVersion.optional().meta(doc(`Chart version of the collector (Alloy). Required with \`collector\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.collector.version}.`, PINNED_CHARTS.collector.version)),
-    logstoreChartPath: nonEmpty.optional().meta(doc("Chart archive of the log store; default `charts/logstore-<version>.tgz`.", "charts/logstore-14.1.0.tgz")),
-    viewerChartPath: nonEmpty.optional().meta(doc("Chart archive of the viewer; default `charts/viewer-<version>.tgz`.", "charts/viewer-12.3.2.tgz")),
-    collectorChartPath: nonEmpty.optional().meta(doc("Chart archive of the collector; default `charts/collector-<version>.tgz`.", "charts/collector-1.8.1.tgz")),
-    logstoreStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the log store's 10Gi volume; omitted: the cluster's default class.", "standard")),
-    metricsStorageClass: dnsSubdomain.optional().meta(doc("Storage class of the metrics server's 10Gi volume; omitted: the cluster's default class.", "standard")),
+      .meta(doc("The components to deploy; an omitted one's objects stay. `dashboards` needs `viewer`.", [...COMPONENTS])),
+    logstoreVersion: chartVersion.optional().meta(doc(`Loki chart version, required with \`logstore\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.logstore.version}.`)),
+    viewerVersion: chartVersion.optional().meta(doc(`Grafana chart version, required with \`viewer\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.viewer.version}.`)),
+    collectorVersion: chartVersion.optional().meta(doc(`Alloy chart version, required with \`collector\`; \`npm run charts:pull\` fetches ${PINNED_CHARTS.collector.version}.`)),
+    logstoreChartPath: nonEmpty.optional().meta(doc("Default `charts/logstore-<version>.tgz`.")),
+    viewerChartPath: nonEmpty.optional().meta(doc("Default `charts/viewer-<version>.tgz`.")),
+    collectorChartPath: nonEmpty.optional().meta(doc("Default `charts/collector-<version>.tgz`.")),
+    logstoreStorageClass: dnsSubdomain.optional().meta(doc("Of the log store's 10Gi volume; default: the cluster's.")),
+    metricsStorageClass: dnsSubdomain.optional().meta(doc("Of the metrics server's 10Gi volume; default: the cluster's.")),
     objectStore: z
       .enum(OBJECT_STORES)
       .default("s3")
       .meta(
         doc(
-          "`s3`: an S3 API at `s3Endpoint`, with `s3User`/`s3Password` or EKS IRSA; `gcs`: Cloud Storage's own API as GKE Workload Identity ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).",
-          "gcs",
+          "`s3`: an S3 API at `s3Endpoint`, with `s3User`/`s3Password` or IRSA; `gcs`: Cloud Storage with GKE Workload Identity ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).",
         ),
       ),
     s3Endpoint: z
       .url({ protocol: /^https?$/, error: "must be an http(s) URL such as http://objectstore.app-shaide.svc.cluster.local:9000" })
       .optional()
-      .meta(doc("Object store address: the owning stack's (port 9000) or a cloud's S3 endpoint; `http` means no TLS. Required with `logstore` on `s3`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
-    s3BucketLogstore: bucketName.optional().meta(doc("Bucket of the log store's chunks and ruler data. Required with `logstore`; the bucket Job creates it if missing.", "logstore-chunks")),
+      .meta(doc("Object store URL (`http`: no TLS); required with `logstore` on `s3`.", "http://objectstore.app-shaide.svc.cluster.local:9000", "https://s3.eu-west-1.amazonaws.com")),
+    s3BucketLogstore: bucketName.optional().meta(doc("The log store's bucket, required with `logstore`; the bucket Job creates it.", "logstore-chunks")),
     s3Region: s3Region
       .default(DEFAULT_S3_REGION)
-      .meta(doc("Region requests are signed for: on AWS the bucket's (matching a regional `s3Endpoint`); other stores: as configured (most accept any). With `gcs`: the bucket's location.", "eu-west-1", "europe-west1")),
-    s3User: nonEmpty.optional().meta(doc("Object store user, the store's owning stack's. Required with `logstore` unless workload identity replaces the keys.", "logstore")),
+      .meta(doc("Region requests are signed for: on AWS the bucket's; with `gcs` its location.", "eu-west-1", "europe-west1")),
+    s3User: nonEmpty.optional().meta(doc("Object store user, required with `logstore` without workload identity.", "logstore")),
     // Required (the key table says "yes"); checked below so the message can say how to set it.
-    s3Password: secretPresence.optional().meta(doc("Its password (the owner's), required likewise. Rotating it re-runs the bucket Job and restarts the log store.")),
+    s3Password: secretPresence.optional().meta(doc("Its password, required likewise.")),
     [ANNOTATIONS_KEY]: z
       .record(labelKey, nonEmpty)
       .optional()
       .meta(
         doc(
-          `Workload identity instead of keys: annotations of the log store's (and the bucket Job's) service account, \`${IRSA_ROLE_ANNOTATION}\` (IRSA) or, with \`gcs\`, \`${GKE_SERVICE_ACCOUNT_ANNOTATION}\` ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)). Changing it re-runs the bucket Job and restarts the log store.`,
+          `Workload identity instead of keys: annotations of the log store's (and bucket Job's) service account ([monitoring.md](monitoring.md#the-object-store-on-a-cloud)).`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore" },
           { [GKE_SERVICE_ACCOUNT_ANNOTATION]: "logstore@my-project.iam.gserviceaccount.com" },
         ),
@@ -124,28 +123,28 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          `The bucket Job's own, so that only it may create buckets; default \`${ANNOTATIONS_KEY}\`. Changing it re-runs the Job.`,
+          `The bucket Job's own, so that only it may create buckets; default \`${ANNOTATIONS_KEY}\`.`,
           { [IRSA_ROLE_ANNOTATION]: "arn:aws:iam::123456789012:role/ai-platform-logstore-bucket" },
         ),
       ),
-    s3ClientImage: imageReference
+    s3ClientImage: pinnedImage
       .optional()
       .meta(
         doc(
-          `Image of the bucket Job by tag or digest (air-gapped clusters: a mirror); default \`${DEFAULT_BUCKET_JOB_IMAGES.s3}\`, with \`gcs\` \`${DEFAULT_BUCKET_JOB_IMAGES.gcs}\` (sh and curl).`,
+          `The bucket Job's image, by tag (not latest) or digest; default \`${DEFAULT_BUCKET_JOB_IMAGES.s3}\`, with \`gcs\` \`${DEFAULT_BUCKET_JOB_IMAGES.gcs}\`.`,
           "registry.internal/mirror/aws-cli:2.22.0",
           `amazon/aws-cli@sha256:${"0".repeat(64)}`,
         ),
       ),
-    viewerAdminPassword: secretPresence.optional().meta(doc("Password of the viewer's `admin` user. Required with `viewer`. Rotating it restarts the viewer.")),
-    cloudProvider: nonEmpty.meta(doc("Where the cluster runs: recorded on the namespace, changes nothing else.", "on-prem")),
-    nodeSelector: labelMap.optional().meta(doc("Node labels, validated and applied to no pod (the collector and node-exporter run on every node).", { "kubernetes.io/os": "linux" })),
+    viewerAdminPassword: secretPresence.optional().meta(doc("The viewer's `admin` password, required with `viewer`.")),
+    cloudProvider: nonEmpty.meta(doc("Where the cluster runs: a namespace label only.", "on-prem")),
+    nodeSelector: labelMap.optional().meta(doc("Validated, applied to no pod (the collector and node-exporter run on every node).")),
     collectorTolerations: z
       .array(toleration)
       .optional()
       .meta(
         doc(
-          "Tolerations of the collector DaemonSet, replacing the default: every NoSchedule taint (a node without a collector ships no logs).",
+          "The collector's, replacing the default: every NoSchedule taint.",
           [{ operator: "Exists", effect: "NoSchedule" }, { key: "dedicated", operator: "Equal", value: "inference", effect: "NoExecute" }],
         ),
       ),
@@ -153,7 +152,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "Alertmanagers that receive the metrics server's alerts (needs `metrics`): `{name, urls, basicAuthUser?, bearerToken?, tls?: {ca?, clientCertificate?, serverName?, insecureSkipVerify?}}`, `urls` the replicas of one Alertmanager cluster ([monitoring.md](monitoring.md#receiving-the-alerts)).",
+          "Alertmanagers that receive the alerts (needs `metrics`), `urls` the replicas of one ([monitoring.md](monitoring.md#receiving-the-alerts)).",
           [{ name: "oncall", urls: ["https://alertmanager-0.example.com:9093", "https://alertmanager-1.example.com:9093"], basicAuthUser: "prometheus", tls: { ca: true } }],
           [{ name: "in-cluster", urls: ["http://alertmanager-operated.observability.svc:9093"] }],
         ),
@@ -163,7 +162,7 @@ export const monitoringSchema = z
       .optional()
       .meta(
         doc(
-          "Exactly the credentials the `alertmanagers` targets declare, JSON by target name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` ([monitoring.md](monitoring.md#receiving-the-alerts)). Changing it restarts the metrics server.",
+          "The credentials the `alertmanagers` declare, JSON by name: `{\"<name>\": {password?, bearerToken?, ca?, cert?, key?}}` ([monitoring.md](monitoring.md#receiving-the-alerts)).",
         ),
       ),
     viewerEmbedding: z
@@ -171,11 +170,11 @@ export const monitoringSchema = z
         subPath: z
           .string()
           .regex(/^\/[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*$/, "must be a path such as /monitoring/viewer (no trailing slash)")
-          .meta(doc("Path prefix the embedding proxy serves the viewer under, and strips.", "/monitoring/viewer")),
+          .meta(doc("Prefix the proxy serves the viewer under, and strips.", "/monitoring/viewer")),
       })
       .strict()
       .optional()
-      .meta(doc("Serve the viewer under a sub-path behind an embedding proxy, with anonymous Viewer access; through a plain port-forward the page stays blank ([monitoring.md](monitoring.md#the-embedding-block-monitoringviewerembedding)).", { subPath: "/monitoring/viewer" })),
+      .meta(doc("The viewer under a sub-path behind an embedding proxy, anonymous Viewer access ([monitoring.md](monitoring.md#the-embedding-block-monitoringviewerembedding)).")),
   })
   .strict()
   .superRefine(

@@ -1,4 +1,5 @@
 // Fixed facts of the monitoring stack (spec: "Logging and Metrics Stack Deployment").
+import { AWS_CLI_IMAGE } from "../platform/images";
 import { chartArchivePath } from "../platform/charts";
 import { serviceUrl } from "../platform/cluster-config";
 
@@ -66,11 +67,11 @@ export const LOGSTORE_DATA_DIR = "/var/loki";
 export const BUCKET_JOB_NAME = "logstore-create-bucket";
 export const BUCKET_JOB_ATTEMPTS = 5;
 /**
- * Image of the bucket Job when `s3ClientImage` is not set. On an S3 API the AWS CLI (spec Versioning: "S3 client |
- * latest"); on Cloud Storage the smallest well-known image with what create-bucket-gcs.sh needs (sh, curl, sed): the
+ * Image of the bucket Job when `s3ClientImage` is not set. On an S3 API the AWS CLI, pinned to a 2.x release (a
+ * moving `latest` would change the Job under a stack that did not change); on Cloud Storage the smallest well-known image with what create-bucket-gcs.sh needs (sh, curl, sed): the
  * curl project's own, Alpine-based (the Google Cloud CLI image is hundreds of MB for two HTTP calls).
  */
-export const DEFAULT_BUCKET_JOB_IMAGES = { s3: "amazon/aws-cli:latest", gcs: "curlimages/curl:8.16.0" } as const;
+export const DEFAULT_BUCKET_JOB_IMAGES = { s3: AWS_CLI_IMAGE, gcs: "curlimages/curl:8.16.0" } as const;
 
 /** Datasource uids provisioned in the viewer; dashboards reference them, so they must never change. */
 export const DATASOURCE_UIDS = { logstore: "logstore", metrics: "metrics" } as const;

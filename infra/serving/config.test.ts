@@ -98,7 +98,7 @@ describe("serving config", () => {
       "serving:weightsS3SecretKey": "s3cr3t",
     });
     expect(c.hasHfToken).toBe(true);
-    expect(c.weightsS3).toEqual({ endpoint: "http://objectstore:9000", accessKeyId: "reader", region: "us-east-1", image: "amazon/aws-cli:2.27.9" });
+    expect(c.weightsS3).toEqual({ endpoint: "http://objectstore:9000", accessKeyId: "reader", region: "us-east-1", image: "amazon/aws-cli:2.37.5" });
     expect(JSON.stringify(c)).not.toMatch(/hf_abc|s3cr3t/);
   });
 
@@ -106,6 +106,7 @@ describe("serving config", () => {
     const s3 = (image: string) => ({ "serving:weightsS3": JSON.stringify({ endpoint: "http://objectstore:9000", accessKeyId: "reader", image }), "serving:weightsS3SecretKey": "s3cr3t" });
     expect(parse(s3("registry.internal:5000/mirror/aws-cli:2.27.9")).weightsS3?.image).toBe("registry.internal:5000/mirror/aws-cli:2.27.9");
     for (const image of ["amazon/aws-cli", "aws cli 2"]) expect(problems(s3(image))).toContain("serving:weightsS3 [image]: must be an image reference with a tag or a digest");
+    expect(problems(s3("amazon/aws-cli:latest"))).toContain("serving:weightsS3 [image]: must be pinned: a tag other than latest, or a digest");
   });
 
   test("serving:weightsS3.region takes a region name and refuses anything else, naming the key", () => {

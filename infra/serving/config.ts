@@ -5,7 +5,7 @@ import * as path from "path";
 import { z } from "zod";
 import { type ChartArchiveUse, chartArchivePath, REPO_ROOT } from "../platform/charts";
 import { endpointRegionIssue } from "../platform/s3-endpoint";
-import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, imageReference, nonEmpty, s3Region } from "../platform/schema-rules";
+import { chartVersion, DEFAULT_S3_REGION, dnsLabel, dnsSubdomain, nonEmpty, pinnedImage, s3Region } from "../platform/schema-rules";
 import { ConfigError, doc, issuesToLines, readNamespace, schemaInput, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATEGORIES, CONFIG_NAMESPACE, DEFAULT_DRAIN_SECONDS, DEFAULT_MODELS_DIR, DEFAULT_NAMESPACE, PINNED_CHARTS } from "./constants";
@@ -40,8 +40,8 @@ export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `
 const waitSchema = (what: string, floor: number, perGiB: number) =>
   z
     .strictObject({
-      floorMinutes: z.number().int().min(1).max(24 * 60).default(floor).meta(doc(`Minutes every ${what} gets.`, floor)),
-      secondsPerGiB: z.number().min(0).max(3600).default(perGiB).meta(doc("Seconds more per GiB of the model's weights (model.yaml `weights.sizeGiB`).", perGiB)),
+      floorMinutes: z.number().int().min(1).max(24 * 60).default(floor).meta(doc(`Minutes every ${what} gets.`)),
+      secondsPerGiB: z.number().min(0).max(3600).default(perGiB).meta(doc("Seconds more per GiB of `weights.sizeGiB`.")),
     })
     .prefault({});
 
@@ -53,97 +53,96 @@ export const servingSchema = z
     models: z
       .array(modelRef)
       .refine((l) => new Set(l).size === l.length, "must not list a model twice")
-      .meta(doc("Models to deploy, as `<category>/<model>` folders under `modelsDir`. Removing one and applying stops serving it.", ["generative/qwen3-8b", "embedder/bge-small-en"])),
-    namespace: dnsLabel.default(DEFAULT_NAMESPACE).meta(doc("Namespace of the model servers.", "app-serving")),
-    createNamespace: z.boolean().default(true).meta(doc("false when the namespace belongs to another stack (then it must exist).", false)),
-    modelsDir: z.string().min(1).optional().meta(doc("Folder of the model folders; default `deployments/models` (relative paths are from the repository root).", "deployments/models")),
-    modelServiceVersion: chartVersion.default(PINNED_CHARTS["llm-d-modelservice"].version).meta(doc("Version of the llm-d-modelservice chart (`charts/llm-d-modelservice-<version>.tgz`).", "v0.4.5")),
+      .meta(doc("Models to deploy: `<category>/<model>` folders under `modelsDir`.", ["generative/qwen3-8b", "embedder/bge-small-en"])),
+    namespace: dnsLabel.default(DEFAULT_NAMESPACE).meta(doc("Namespace of the model servers.")),
+    createNamespace: z.boolean().default(true).meta(doc("false when another stack owns the namespace.")),
+    modelsDir: z.string().min(1).optional().meta(doc("Root of the model folders; default `deployments/models`.")),
+    modelServiceVersion: chartVersion.default(PINNED_CHARTS["llm-d-modelservice"].version).meta(doc("llm-d-modelservice chart version.")),
     inferencePoolVersion: chartVersion
       .default(PINNED_CHARTS.inferencepool.version)
-      .meta(doc("Version of the GAIE inferencepool chart; the InferencePool CRDs come from the same GAIE release.", "v1.3.0")),
-    modelServiceChartPath: z.string().min(1).optional().meta(doc("Override of the modelservice chart archive path.", "charts/llm-d-modelservice-v0.4.5.tgz")),
-    inferencePoolChartPath: z.string().min(1).optional().meta(doc("Override of the inferencepool chart archive path.", "charts/inferencepool-v1.3.0.tgz")),
+      .meta(doc("GAIE inferencepool chart version, and of the InferencePool CRDs.")),
+    modelServiceChartPath: z.string().min(1).optional().meta(doc("Default `charts/llm-d-modelservice-<version>.tgz`.")),
+    inferencePoolChartPath: z.string().min(1).optional().meta(doc("Default `charts/inferencepool-<version>.tgz`.")),
     gpuCapacity: z
       .record(z.union([z.literal("default"), nodeGroupSchema]), z.number().int().min(0, "must be a GPU count >= 0"))
       .default({})
-      .meta(doc("GPUs per node group (`default` = the on-prem `workload: gpu` nodes). The preflight fails the preview when the referenced models request more.", { default: 8, "gpu-small": 2 })),
+      .meta(doc("GPUs per node group (`default`: the `workload: gpu` nodes), for the preflight ([models.md](models.md#gpu-capacity-and-the-preflight)).", { default: 8, "gpu-small": 2 })),
     replicas: z
       .record(modelRef, z.number().int().min(0, "must be a replica count >= 0"))
       .default({})
-      .meta(doc("Per-model decode replicas, overriding the folder's `decode.replicas`; 0 scales a model to zero (first step of a swap on a full GPU).", { "generative/qwen3-8b": 0 })),
+      .meta(doc("Per-model decode replicas, over the folder's `decode.replicas`.", { "generative/qwen3-8b": 0 })),
     autoscaling: z
       .record(modelRef, AutoscalingOverrideSchema)
       .default({})
       .meta(
         doc(
-          "Per-model autoscaling, over the folder's `decode.autoscaling` field by field ([models.md](models.md#autoscaling)).",
+          "Per-model autoscaling, over the folder's `decode.autoscaling` ([models.md](models.md#autoscaling)).",
           { "generative/qwen3-8b": { minReplicas: 0, maxReplicas: 2 } },
         ),
       ),
     parentGateway: z
       .strictObject({
-        name: dnsLabel.meta(doc("Name of the Gateway.", "inference-gateway")),
-        namespace: dnsLabel.optional().meta(doc("Its namespace (default: the serving namespace).", "gateway-system")),
-        sectionName: dnsLabel.optional().meta(doc("The Gateway listener to attach to.", "http")),
+        name: dnsLabel.meta(doc("Its name.")),
+        namespace: dnsLabel.optional().meta(doc("Its namespace; default the serving namespace.")),
+        sectionName: dnsLabel.optional().meta(doc("The listener to attach to.", "http")),
       })
       .optional()
-      .meta(doc("Gateway API Gateway (owned by another stack) the per-model HTTPRoutes attach to; no key, no HTTPRoutes.", { name: "inference-gateway", namespace: "gateway-system" })),
+      .meta(doc("Another stack's Gateway the per-model HTTPRoutes attach to; none without it.", { name: "inference-gateway", namespace: "gateway-system" })),
     inferenceGatewayUrl: httpUrl("http://inference-gateway.gateway-system.svc.cluster.local")
       .optional()
-      .meta(doc("In-cluster URL of that Gateway; when set, the catalog sends each model to its InferencePool through it (pool mode).", "http://inference-gateway.gateway-system.svc.cluster.local")),
+      .meta(doc("That Gateway's in-cluster URL: pool mode ([models.md](models.md#the-catalog-the-gateway-reads)).", "http://inference-gateway.gateway-system.svc.cluster.local")),
     gatewayProvider: z
       .enum(["none", "istio", "gke"])
       .optional()
-      .meta(doc("GAIE `provider.name` for the cluster's Gateway implementation (`istio` also gets the EPP DestinationRule host).", "istio")),
+      .meta(doc("GAIE `provider.name` of the cluster's Gateway implementation.")),
     modelRegistryUrl: httpUrl("https://models.registry.internal/api/huggingface")
       .optional()
-      .meta(doc("Hugging Face-compatible endpoint of the internal weights registry, set as HF_ENDPOINT on model servers that download `hf://` weights.", "https://models.registry.internal/api/huggingface")),
+      .meta(doc("HF-compatible registry of `hf://` weights (HF_ENDPOINT); default the Hub.", "https://models.registry.internal/api/huggingface")),
     startupTimeout: waitSchema("model server", DEFAULT_STARTUP_TIMEOUT.floorMinutes, DEFAULT_STARTUP_TIMEOUT.secondsPerGiB).meta(
       doc(
-        "How long a model server may take to become ready: `pulumi up`'s wait and the startup probe's budget ([models.md](models.md#startup-and-shutdown)).",
-        { floorMinutes: 30, secondsPerGiB: 45 },
+        "`pulumi up`'s wait for a model server, and its startup probe's budget ([models.md](models.md#startup-and-shutdown)).",
       ),
     ),
     downloadTimeout: waitSchema("weights download", DEFAULT_DOWNLOAD_TIMEOUT.floorMinutes, DEFAULT_DOWNLOAD_TIMEOUT.secondsPerGiB).meta(
-      doc("How long `pulumi up` waits for a model's weights download Job.", { floorMinutes: 20, secondsPerGiB: 120 }),
+      doc("`pulumi up`'s wait for a weights download Job."),
     ),
     weightsCache: z
       .strictObject({
         accessMode: z
           .enum(["ReadWriteMany", "ReadWriteOnce"])
           .default("ReadWriteMany")
-          .meta(doc("ReadWriteMany (NFS, CephFS, a cloud filestore): one copy for every replica. ReadWriteOnce (a block volume): one replica, rolled with Recreate.", "ReadWriteOnce")),
-        storageClass: dnsSubdomain.optional().meta(doc("Storage class of the cache volumes; omitted: the cluster's default class (which must offer the access mode).", "nfs-client")),
-        retain: z.boolean().default(true).meta(doc("Keep a removed model's cache volume (re-adding it downloads nothing); false deletes it with the model.", false)),
+          .meta(doc("ReadWriteMany (NFS, CephFS, a filestore): one copy for every replica; ReadWriteOnce: one replica.")),
+        storageClass: dnsSubdomain.optional().meta(doc("Default: the cluster's, which must offer the access mode.", "nfs-client")),
+        retain: z.boolean().default(true).meta(doc("Keep a removed model's cache volume.")),
       })
       .prefault({})
-      .meta(doc("The volumes `weights-<slug>` that hold each model's weights, downloaded once ([models.md](models.md#weights)).", { accessMode: "ReadWriteMany", storageClass: "nfs-client" })),
+      .meta(doc("The volumes `weights-<slug>` ([models.md](models.md#weights)).")),
     hfToken: secretPresence
       .optional()
-      .meta(doc("Hugging Face token for gated weights (model.yaml `weights.gated: true`), read only by the download Jobs (Secret `hf-token`).")),
+      .meta(doc("Hugging Face token for gated weights, read only by the download Jobs.")),
     weightsS3: z
       .strictObject({
-        endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store address.", "http://objectstore.app-shaide.svc.cluster.local:9000")),
-        accessKeyId: nonEmpty.meta(doc("Access key id; its secret key is `serving:weightsS3SecretKey`.", "model-reader")),
-        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's (matching a regional `endpoint`); S3-compatible stores: as configured.", "eu-west-1")),
-        image: imageReference.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("Image of the download Job (an AWS CLI), by tag or digest.", DEFAULT_S3_DOWNLOADER_IMAGE)),
+        endpoint: httpUrl("http://objectstore.app-shaide.svc.cluster.local:9000").meta(doc("Object store URL.")),
+        accessKeyId: nonEmpty.meta(doc("Access key id.", "model-reader")),
+        region: s3Region.default(DEFAULT_S3_REGION).meta(doc("Region the download Job signs for: on AWS the bucket's.", "eu-west-1")),
+        image: pinnedImage.default(DEFAULT_S3_DOWNLOADER_IMAGE).meta(doc("The download Job's AWS CLI image, by tag (not latest) or digest.")),
       })
       .optional()
-      .meta(doc("The internal object store that `s3://<bucket>/<prefix>` weights come from ([models.md](models.md#publishing-weights-to-the-internal-registry)).", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),
-    weightsS3SecretKey: secretPresence.optional().meta(doc("Secret key of `serving:weightsS3.accessKeyId`; required with `weightsS3`.")),
+      .meta(doc("The object store of `s3://` weights ([models.md](models.md#publishing-weights-to-the-internal-registry)).", { endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", accessKeyId: "model-reader" })),
+    weightsS3SecretKey: secretPresence.optional().meta(doc("Its secret key; required with `weightsS3`.")),
     drainSeconds: z
       .number()
       .int()
       .min(0)
       .max(3600)
       .default(DEFAULT_DRAIN_SECONDS)
-      .meta(doc("How long a stopping model server keeps serving what it has in flight ([models.md](models.md#startup-and-shutdown)); a model.yaml `drainSeconds` overrides it.", 300)),
+      .meta(doc("How long a stopping model server finishes what it has in flight ([models.md](models.md#startup-and-shutdown)); model.yaml `drainSeconds` overrides it.", 300)),
     replaces: z
       .record(modelRef, modelRef)
       .default({})
       .meta(
         doc(
-          "Swap models on full GPUs in one apply, `{incoming: outgoing}`, both in `serving:models`: the incoming one is created once the outgoing one's pods are gone ([models.md](models.md#swapping-models-on-a-full-gpu)).",
+          "Swap models on full GPUs, `{incoming: outgoing}` ([models.md](models.md#swapping-models-on-a-full-gpu)).",
           { "generative/llama-3.3-70b": "generative/qwen3-8b" },
         ),
       ),
@@ -152,22 +151,21 @@ export const servingSchema = z
       .default(false)
       .meta(
         doc(
-          "Let vLLM store Responses API answers (VLLM_ENABLE_RESPONSES_API_STORE) for `previous_response_id`, `GET /v1/responses/{id}` and cancel. vLLM keeps them in memory, never evicted, lost on restart: watch its memory.",
-          true,
+          "Let vLLM store Responses API answers (`previous_response_id`, `GET /v1/responses/{id}`), in memory, never evicted, lost on restart.",
         ),
       ),
     networkPolicy: z
       .boolean()
       .default(true)
-      .meta(doc("Admit traffic to the model servers only from the gateway, the endpoint pickers, the inference gateway and the metrics server ([models.md](models.md#who-reaches-the-model-servers)); false: no NetworkPolicy.", false)),
+      .meta(doc("The model servers' NetworkPolicy ([models.md](models.md#who-reaches-the-model-servers)).")),
     gatewayNamespace: dnsLabel
       .optional()
-      .meta(doc("Namespace of the gateway pods the NetworkPolicy admits; default: the gateway part's namespace when this program deploys it, else ai-gateway.", "ai-gateway")),
-    monitoringNamespace: dnsLabel.default("monitoring").meta(doc("Namespace of the metrics server that scrapes the model servers' /metrics.", "monitoring")),
+      .meta(doc("The gateway's namespace, which the NetworkPolicy admits; default this program's gateway's, else ai-gateway.")),
+    monitoringNamespace: dnsLabel.default("monitoring").meta(doc("The metrics server's namespace.")),
     awaitModelServers: z
       .boolean()
       .default(true)
-      .meta(doc("false: `pulumi up` does not wait for model servers; the gateway lists a model once a replica is ready and answers 503 until then.", false)),
+      .meta(doc("false: `pulumi up` does not wait for model servers ([models.md](models.md#startup-and-shutdown)).")),
   })
   .superRefine(
     (value, ctx) => {

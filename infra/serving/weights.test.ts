@@ -29,7 +29,7 @@ type JobSpec = { template: { metadata: { labels: Record<string, string> }; spec:
 
 const base = {
   slug: "qwen3-8b",
-  images: { hf: "ghcr.io/llm-d/llm-d-cuda:v0.5.0", s3: "amazon/aws-cli:2.27.9" },
+  images: { hf: "ghcr.io/llm-d/llm-d-cuda:v0.5.0", s3: "amazon/aws-cli:2.37.5" },
   nodeSelector: { workload: "gpu" },
   tolerations: [{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }],
   podSecurityContext: podSecurityContext(DOWNLOAD_IDENTITY),
@@ -145,7 +145,7 @@ describe("the download Job", () => {
         if (source.kind !== "s3") throw new Error("s3 expected");
         const spec = buildDownloadJobSpec({ ...base, slug: "llama", source, s3: { endpoint: s.endpoint, region: "eu-west-1", credentialsSecret: "weights-s3" } }) as JobSpec;
         const c = spec.template.spec.containers[0] as Container;
-        expect(c.image).toBe("amazon/aws-cli:2.27.9");
+        expect(c.image).toBe("amazon/aws-cli:2.37.5");
         const { env, result } = runContainer(c, s);
         expect(Object.keys(env).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_DEFAULT_REGION", "AWS_SECRET_ACCESS_KEY", "HOME"]);
         // serving:weightsS3.region: what the CLI signs for.

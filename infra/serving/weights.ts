@@ -4,9 +4,10 @@
 // every replica and every restart then mounts it read-only and loads offline. A folder that already points at a
 // volume (pvc://, pvc+hf://) or an image (oci://) is served from there as is. Pure builders; no Pulumi here.
 import { createHash } from "crypto";
+import { AWS_CLI_IMAGE } from "../platform/images";
 
-/** Image of the s3:// download Job when serving:weightsS3 names none: the AWS CLI, pinned. */
-export const DEFAULT_S3_DOWNLOADER_IMAGE = "amazon/aws-cli:2.27.9";
+/** Image of the s3:// download Job when serving:weightsS3 names none: the AWS CLI, pinned (the bucket Job's release, one image to mirror). */
+export const DEFAULT_S3_DOWNLOADER_IMAGE = AWS_CLI_IMAGE;
 
 /** Secrets the download Jobs read (stacks/serving.ts makes them from serving:hfToken and serving:weightsS3*). */
 export const HF_TOKEN_SECRET = "hf-token";

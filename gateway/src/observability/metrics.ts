@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import { PRIORITIES, type Priority } from "../context/api-key-record";
 import { EventLoopDelay } from "./event-loop-delay";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
+import { GATEWAY_VERSION } from "./version";
 
 /** Bucket bounds (seconds) of the inter-token histogram: 1 ms to 1 s. */
 export const ITL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2, 0.3, 0.5, 1] as const;
@@ -344,6 +345,13 @@ export class GatewayMetrics {
 
   constructor(models: ServingState) {
     collectDefaultMetrics({ register: this.registry });
+    // Which release serves: a rollout or a rollback shows as the version changing (`max by (version)`).
+    new Gauge({
+      name: "gateway_build_info",
+      help: "Always 1; `version` is the gateway's release (package.json's, written into the image's bundle at build time).",
+      labelNames: ["version"] as const,
+      registers: [this.registry],
+    }).set({ version: GATEWAY_VERSION }, 1);
     // prom-client's summed handle/request/resource gauges end in _total, which Prometheus reserves for
     // counters (promtool rejects them); the per-type gauges they sum stay.
     for (const name of ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"]) {

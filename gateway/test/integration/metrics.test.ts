@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
 import { startHarness, chatBody, type Harness } from "../support/harness";
 
 const hasPromtool = spawnSync("promtool", ["--version"]).status === 0;
@@ -43,6 +45,11 @@ describe("gateway metrics", () => {
     expect(text).toMatch(/gateway_replica_in_flight\{model="m",replica="[^"]+"\} 0/);
     expect(text).toMatch(/gateway_models_ready\{model="e"\} 1/);
     expect(text).toMatch(/gateway_requests_in_flight\{model="m"\} 0/);
+  });
+
+  it("gateway_build_info: one series at 1, whose version is package.json's", () => {
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "..", "package.json"), "utf8")) as { version: string };
+    expect(text.match(/^gateway_build_info\{.*$/gm)).toEqual([`gateway_build_info{version="${version}"} 1`]);
   });
 
   it("reports the event loop's delay, p99 and longest", () => {
