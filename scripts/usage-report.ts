@@ -1,13 +1,34 @@
-// npm run usage -- [--prometheus URL] [--range 30d] [--at 2026-11-01T00:00:00Z] [--key name] [--format table|csv|json]
+// npm run usage -- [--prometheus URL] [--range 7d] [--at 2026-11-01T00:00:00Z] [--key name] [--format table|csv|json]
 // Requests and tokens per API key and model over a period, from the metrics server (docs/operations.md, "Usage per
-// key"). PROMETHEUS_URL sets the default server.
+// key"). PROMETHEUS_URL sets the default server. A period reaching past the server's retention is refused.
 import { parseArgs } from "util";
 import { z } from "zod";
+import { METRICS_STORAGE } from "../infra/monitoring/metrics-values";
+import { durationSeconds } from "../infra/platform/durations";
 import { formatUsage, queryUsage, UsageQuerySchema } from "./lib/usage-query";
 
 const FormatSchema = z.enum(["table", "csv", "json"]);
 
-export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = process.env) {
+/** A week: well inside what the metrics server keeps. */
+export const DEFAULT_RANGE = "7d";
+
+/**
+ * Refuses a period that starts before the oldest sample the metrics server keeps: increase() over it would count
+ * only what is left, a silent undercount. `retention` is the stack's (METRICS_STORAGE); the size cap may cut sooner.
+ */
+export function retentionProblem(range: string, at: Date, now: Date, retention: string = METRICS_STORAGE.retention): string | undefined {
+  const reach = durationSeconds(range) + Math.max(0, (now.getTime() - at.getTime()) / 1000);
+  if (reach <= durationSeconds(retention)) return undefined;
+  const days = (seconds: number) => `${Math.round((seconds / 86_400) * 10) / 10} days`;
+  const kept = days(durationSeconds(retention));
+  return (
+    `--range ${range}${at < now ? ` ending at ${at.toISOString()}` : ""}: the period starts ${days(reach)} ago, but the metrics server keeps ${kept} (its retention), so the report would undercount. ` +
+    `Ask for a period that started at most ${kept} ago (--range ${retention} at most, ending now); ` +
+    `for a longer one, such as a month, add up reports of shorter periods, each run within ${kept} of its period's start.`
+  );
+}
+
+export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = process.env, now: Date = new Date()) {
   const { values } = parseArgs({
     args,
     options: {
@@ -18,10 +39,10 @@ export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = pr
       format: { type: "string" },
     },
   });
-  const at = values.at === undefined ? new Date() : new Date(/^\d+(\.\d+)?$/.test(values.at) ? Number(values.at) * 1000 : values.at);
+  const at = values.at === undefined ? now : new Date(/^\d+(\.\d+)?$/.test(values.at) ? Number(values.at) * 1000 : values.at);
   const parsed = UsageQuerySchema.extend({ format: FormatSchema }).safeParse({
     prometheus: values.prometheus ?? env.PROMETHEUS_URL ?? "http://127.0.0.1:9090",
-    range: values.range ?? "30d",
+    range: values.range ?? DEFAULT_RANGE,
     at,
     key: values.key,
     format: values.format ?? "table",
@@ -30,6 +51,8 @@ export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = pr
     const issue = parsed.error.issues[0]!;
     throw new Error(`--${String(issue.path[0])}: ${issue.message}`);
   }
+  const problem = retentionProblem(parsed.data.range, parsed.data.at, now);
+  if (problem) throw new Error(problem);
   return parsed.data;
 }
 

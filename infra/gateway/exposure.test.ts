@@ -1,7 +1,8 @@
 // The pure parts of exposure: Gateway API attachment rules, the ingress-nginx values, and the CRD schemas refusing
 // what the CRDs' own rules refuse (the messages are the CRDs', as a real API server prints them).
 import { validateAnyObject } from "../platform/crd-validate";
-import { durationSeconds, ingressNginxAnnotations, ownGatewaySpec, redirectRouteSpec } from "./exposure";
+import { durationSeconds } from "../platform/durations";
+import { ingressNginxAnnotations, ownGatewaySpec, redirectRouteSpec } from "./exposure";
 import { exposureSchema } from "./exposure-config";
 import { admissionProblem, hostnamesIntersect, labelsToMatch, selectorMatches } from "./listener-check";
 

@@ -2,6 +2,7 @@
 // Service and the one that redirects plain HTTP, the platform's own Gateway, the cert-manager Certificate, the
 // Ingress with its controller's annotations. No Pulumi here.
 import { settingsFromEnv } from "../../gateway/src/config/settings";
+import { durationSeconds } from "../platform/durations";
 import { type ExposureSettings, redirects, tlsSecretName } from "./exposure-config";
 import { APP_NAME, PORTS } from "./constants";
 
@@ -134,14 +135,6 @@ export function ingressSpec(e: ExposureSettings) {
 const MiB = 1024 * 1024;
 /** What a proxy adds on top of the gateway's own bound, so the client gets the gateway's answer, not the proxy's. */
 const PROXY_MARGIN_SECONDS = 60;
-
-/** Seconds of a Gateway API duration (`1h30m`, `600s`, `500ms`). */
-export function durationSeconds(d: string): number {
-  const unit: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 0.001 };
-  let total = 0;
-  for (const [, n, u] of d.matchAll(/([0-9]+)(ms|h|m|s)/g)) total += Number(n) * (unit[u as string] ?? 0);
-  return total;
-}
 
 /**
  * ingress-nginx annotations from the gateway's own settings (its `gateway:env` included). Its defaults would break

@@ -1,7 +1,14 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { request } from "undici";
+import { REPO_ROOT } from "../../../infra/platform/charts";
 import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
 import { formatUsage, queryUsage, type UsageRow } from "../../../scripts/lib/usage-query";
+import { durationSeconds } from "../../../infra/platform/durations";
 import { usageOptionsFromArgv } from "../../../scripts/usage-report";
+import { METRICS_STORAGE } from "../../../infra/monitoring/metrics-values";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 import { describeWithPrometheus, startPrometheus, type RunningPrometheus } from "../support/prometheus-server";
 
@@ -96,6 +103,59 @@ describeWithPrometheus("npm run usage: requests and tokens per key and model fro
     expect(() => usageOptionsFromArgv(["--at", "yesterday"], {})).toThrow(/--at:/);
     expect(() => usageOptionsFromArgv(["--format", "xml"], {})).toThrow(/--format:/);
     expect(() => usageOptionsFromArgv(["--prometheus", "not a url"], {})).toThrow(/--prometheus:/);
-    expect(usageOptionsFromArgv(["--at", "1764000000"], { PROMETHEUS_URL: "http://metrics:9090" })).toMatchObject({ prometheus: "http://metrics:9090", range: "30d", at: new Date(1764000000 * 1000), format: "table" });
+    const now = new Date(1764000000 * 1000 + 3600_000);
+    expect(usageOptionsFromArgv(["--at", "1764000000"], { PROMETHEUS_URL: "http://metrics:9090" }, now)).toMatchObject({ prometheus: "http://metrics:9090", range: "7d", at: new Date(1764000000 * 1000), format: "table" });
   });
+});
+
+describe("npm run usage: a period the metrics server no longer holds is refused", () => {
+  const now = new Date("2026-11-01T00:00:00Z");
+  const retentionDays = durationSeconds(METRICS_STORAGE.retention) / 86_400;
+
+  test("the retention is the metrics server's as the stack deploys it: 15 days", () => {
+    expect(METRICS_STORAGE.retention).toBe("15d");
+    expect(retentionDays).toBe(15);
+  });
+
+  test.each([
+    ["a month ending now", ["--range", "30d"], "30 days"],
+    ["31 days ending at the month's end", ["--range", "31d", "--at", "2026-11-01T00:00:00Z"], "31 days"],
+    ["a day past the retention", ["--range", "16d"], "16 days"],
+    ["a short period that ended long ago", ["--range", "1d", "--at", "2026-10-10T00:00:00Z"], "23 days"],
+    ["ten days and 200 hours", ["--range", "10d200h"], "18.3 days"],
+  ])("%s: refused, naming the retention and what to ask for instead", (_, args, reach) => {
+    expect(() => usageOptionsFromArgv(args, {}, now)).toThrow(`the period starts ${reach} ago, but the metrics server keeps 15 days (its retention), so the report would undercount.`);
+    expect(() => usageOptionsFromArgv(args, {}, now)).toThrow(/Ask for a period that started at most 15 days ago \(--range 15d at most, ending now\); for a longer one, such as a month, add up reports of shorter periods, each run within 15 days of its period's start\.$/);
+  });
+
+  test.each([
+    ["the default, a week", [], "7d"],
+    ["exactly the retention", ["--range", "15d"], "15d"],
+    ["a week that ended a week ago", ["--range", "7d", "--at", "2026-10-25T00:00:00Z"], "7d"],
+    ["two weeks in hours", ["--range", "336h"], "336h"],
+  ])("%s: accepted", (_, args, range) => {
+    expect(usageOptionsFromArgv(args, {}, now).range).toBe(range);
+  });
+
+  test("the command refuses before it asks the metrics server anything: exit 2, the message, no request", async () => {
+    let asked = 0;
+    const server = createServer((_req, res) => {
+      asked += 1;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const child = spawn(process.execPath, ["--import", "tsx", "scripts/usage-report.ts", "--prometheus", url, "--range", "30d"], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+      const [code] = (await once(child, "exit")) as [number];
+      expect(stderr).toMatch(/--range 30d: the period starts 30 days ago, but the metrics server keeps 15 days/);
+      expect(code).not.toBe(0);
+      expect(asked).toBe(0);
+    } finally {
+      server.close();
+    }
+  }, 30_000);
+
 });
