@@ -15,7 +15,7 @@ export const CONFIG_NAMESPACES: readonly NamespaceReference[] = [
     namespace: "cluster",
     title: "which cluster, and what it is like",
     intro:
-      "Every stack that deploys a part needs it: the stack's one Kubernetes provider ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)) and the facts that differ between clusters. Set `pulumi:disable-default-providers: [kubernetes]` in the stack file too, so nothing can reach the cluster of the current kube context by accident.",
+      "Every stack needs it: its one Kubernetes provider ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)) and what differs between clusters.",
     schema: clusterSchema,
     secretKeys: unqualified(QUALIFIED_CLUSTER_SECRET_KEYS),
   },

@@ -71,10 +71,10 @@ export type ApiKeySpec = z.infer<typeof apiKeySpecSchema>;
 
 export const gatewaySchema = z
   .strictObject({
-    image: pinnedImage.meta(doc("The gateway image, pinned (a tag other than latest, or a digest). Build it with `gateway/Dockerfile` ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
-    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Pull policy of the gateway container; default: Kubernetes' (IfNotPresent for a pinned tag).", "IfNotPresent")),
-    imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Secrets (in the gateway namespace) for a private registry.", ["regcred"])),
-    namespace: dnsLabel.default("ai-gateway").meta(doc("Namespace of the gateway (created and kept on destroy).", "ai-gateway")),
+    image: pinnedImage.meta(doc("The gateway image, by tag (not latest) or digest ([operations.md](operations.md#5-the-gateway-image)).", "registry.example.com/ai-platform/gateway:0.1.0")),
+    imagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional().meta(doc("Default: Kubernetes' (IfNotPresent for a tag).")),
+    imagePullSecrets: z.array(dnsSubdomain).optional().meta(doc("Pull secrets in the gateway namespace.", ["regcred"])),
+    namespace: dnsLabel.default("ai-gateway").meta(doc("The gateway's namespace, kept on destroy.")),
     namespaceLabels: labelMap
       .superRefine((labels, ctx) => {
         for (const key of FIXED_NAMESPACE_LABEL_KEYS.filter((k) => k in labels)) ctx.addIssue({ code: "custom", path: [key], message: "is set by the stack or the API server: remove it" });
@@ -82,112 +82,110 @@ export const gatewaySchema = z
       .default({})
       .meta(
         doc(
-          "Further labels of the gateway namespace, such as those a shared Gateway's `allowedRoutes` selector asks for ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
+          "More labels of the gateway namespace, e.g. for a shared Gateway's `allowedRoutes` ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
           { "shared-gateway-access": "true" },
         ),
       ),
     servingNamespace: dnsLabel
       .optional()
-      .meta(doc("Namespace of the model servers (or pool mode's inference gateway), always allowed by the NetworkPolicy; default: the serving part's, else app-serving.", "app-serving")),
-    replicas: positiveInt.default(2).meta(doc("Minimum replicas (the HPA's minReplicas; the HPA owns the count).", 2)),
-    maxReplicas: positiveInt.default(6).meta(doc("Maximum replicas the HPA may scale to.", 6)),
-    targetCpuUtilization: z.number().int().min(1).max(100).default(70).meta(doc("Average CPU utilisation (%) the HPA scales at.", 70)),
+      .meta(doc("The model servers' (or pool mode's inference gateway's) namespace, which the NetworkPolicy admits; default the serving part's, else app-serving.")),
+    replicas: positiveInt.default(2).meta(doc("The HPA's minReplicas.")),
+    maxReplicas: positiveInt.default(6).meta(doc("The HPA's maxReplicas.")),
+    targetCpuUtilization: z.number().int().min(1).max(100).default(70).meta(doc("Average CPU % the HPA scales at.")),
     resources: z
       .strictObject({
-        requests: cpuMemory.optional().meta(doc("`cpu` and `memory` requests (default 250m, 256Mi).", { cpu: "500m" })),
-        limits: cpuMemory.optional().meta(doc("`cpu` and `memory` limits (default 2, 512Mi).", { memory: "1Gi" })),
+        requests: cpuMemory.optional().meta(doc("Default 250m, 256Mi.", { cpu: "500m" })),
+        limits: cpuMemory.optional().meta(doc("Default 2, 512Mi.", { memory: "1Gi" })),
       })
       .optional()
-      .meta(doc("Container requests and limits (default: requests 250m/256Mi, limits 2/512Mi).", { limits: { memory: "1Gi" } })),
-    shutdownGraceSeconds: z.number().int().min(1).max(3600).default(30).meta(doc("Seconds in-flight requests and streams get to finish on shutdown (after the 5 s drain delay).", 120)),
-    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info").meta(doc("Log level of the gateway process.", "debug")),
+      .meta(doc("The container's `cpu` and `memory`.")),
+    shutdownGraceSeconds: z.number().int().min(1).max(3600).default(30).meta(doc("Seconds streams and requests get to finish on shutdown, after the 5 s drain delay.", 300)),
+    logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]).default("info").meta(doc("The gateway's log level.")),
     env: z
       .partialRecord(z.enum(SETTABLE_ENV as [string, ...string[]], { error: "is not a gateway setting the stack may set (see gateway/src/config/settings.ts)" }), z.string())
       .optional()
-      .meta(doc("Further gateway process settings, by environment variable: any of the [table below](#gateway-environment-variables) whose value the stack does not set itself (those are refused).", { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" })),
+      .meta(doc("Other [environment variables](#gateway-environment-variables) of the gateway, not those the stack sets.", { GATEWAY_UPSTREAM_HEADERS_TIMEOUT_MS: "900000" })),
     apiKeys: z
       .array(apiKeySpecSchema)
       .default([])
       .meta(
         doc(
-          "API keys to issue: `name`, optional `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `priority` (`interactive`, or `batch`: served after interactive keys when a model is busy), `weight` (share of a busy model's slots, default 1), `rotation` (bump it for a new secret); removing an entry revokes the key. The keys are the secret stack output `gateway.apiKeys`.",
+          "API keys: `name`, `models` (catalog ids, adapters or aliases), `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `priority` (`interactive`, or `batch`: after interactive keys on a busy model), `weight` (share of a busy model's slots, default 1), `rotation` (bump it for a new secret). The keys are the secret output `gateway.apiKeys`.",
           [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", priority: "batch", rotation: 1 }],
         ),
       ),
-    catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog (gateway/src/config/catalog.ts), without a serving part or `servingStack`.")),
+    catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog, without a serving part or `servingStack`.")),
     aliases: z
       .array(AliasSchema)
       .default([])
       .meta(
         doc(
-          "Names clients may send instead of a model id: `id`, `models` (of one category, by preference), `listed` (in `/v1/models`, default true); checked against the catalog ([gateway-api.md](gateway-api.md#aliases-and-fallbacks)).",
+          "Names clients may send instead of a model id: `id`, `models` (by preference), `listed` (default true) ([gateway-api.md](gateway-api.md#aliases-and-fallbacks)).",
           [{ id: "chat", models: ["llama-3.3-70b-instruct", "qwen3-8b"] }],
         ),
       ),
     corsOrigins: z
       .array(CorsOriginSchema)
       .default([])
-      .meta(doc("Browser origins allowed to call the API (CORS), or `*`; empty: no CORS headers ([gateway-api.md](gateway-api.md#browser-clients-cors)).", ["https://chat.example.com"])),
+      .meta(doc("Browser origins allowed (CORS), or `*` ([gateway-api.md](gateway-api.md#browser-clients-cors)).", ["https://chat.example.com"])),
     traces: z
       .strictObject({
-        endpoint: OtlpEndpointSchema.meta(doc("OTLP/HTTP traces endpoint of a collector.", "http://otel-collector.observability:4318/v1/traces")),
-        sampleRatio: z.number().min(0).max(1).default(1).meta(doc("Share of requests traced when the caller sent no sampling decision.", 0.1)),
+        endpoint: OtlpEndpointSchema.meta(doc("A collector's OTLP/HTTP traces endpoint.", "http://otel-collector.observability:4318/v1/traces")),
+        sampleRatio: z.number().min(0).max(1).default(1).meta(doc("Share traced when the caller sent no sampling decision.", 0.1)),
         egress: z
           .union([
             z.strictObject({ namespace: dnsLabel, podLabels: labelMap.optional(), port: port.default(4318) }),
             z.strictObject({ cidr, port: port.default(4318) }),
           ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
-          .meta(doc("Where the collector runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}` (port 4318 by default).", { namespace: "observability" })),
+          .meta(doc("Where the collector runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}`.", { namespace: "observability" })),
       })
       .optional()
       .meta(
         doc(
-          "OpenTelemetry traces (one GenAI span per inference request, [monitoring.md](monitoring.md#traces)), off when absent: `endpoint`, `sampleRatio`, `egress`.",
-          { endpoint: "http://otel-collector.observability:4318/v1/traces", sampleRatio: 0.1, egress: { namespace: "observability" } },
+          "OpenTelemetry traces ([monitoring.md](monitoring.md#traces)); off when absent.",
         ),
       ),
     servingStack: z
       .string()
       .regex(/^([\w.-]+\/){0,2}[\w.-]+$/, "must be a stack name such as acme/ai-platform/serving-prod")
       .optional()
-      .meta(doc("The stack that runs the serving part, whose `serving` output (catalog, namespace) the gateway reads through a StackReference.", "acme/ai-platform/serving-prod")),
+      .meta(doc("The stack whose `serving` output (catalog, namespace) the gateway reads.", "acme/ai-platform/serving-prod")),
     redis: z
       .enum(["auto", "deploy", "none"])
       .default("auto")
       .meta(
         doc(
-          "Rate-limit state shared by gateway replicas: `auto` deploys Redis (Valkey) when a key has rpm/tpm/maxConcurrent and several replicas may run, unless `redisUrl` is set; `deploy` always; `none` never, and the preview fails if limits would multiply by the replica count.",
-          "deploy",
+          "Per-key limits shared by replicas: `auto` deploys Redis (Valkey) when a key has limits and several replicas may run, unless `redisUrl` is set; `deploy` always; `none` never (the preview fails if limits would multiply).",
         ),
       ),
     upstreamApiKey: z
       .string()
       .min(1)
       .optional()
-      .meta(doc("Standalone gateway only (`catalog`): the key its model servers require (refused with a serving part, whose key is used). Changing it rolls the gateway.")),
-    redisImage: pinnedImage.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey: BSD-licensed, Redis protocol).", DEFAULT_REDIS_IMAGE)),
-    redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`) instead of the deployed one; needs `redisEgress`. Changing it rolls the gateway.")),
+      .meta(doc("Standalone gateway only (`catalog`): the key its model servers require.")),
+    redisImage: pinnedImage.default(DEFAULT_REDIS_IMAGE).meta(doc("Image of the deployed store (Valkey).")),
+    redisUrl: z.string().optional().meta(doc("An external Redis (`redis://` or `rediss://`); needs `redisEgress`.")),
     redisEgress: z
       .union([
         z.strictObject({ namespace: dnsLabel, podLabels: labelMap.optional(), port: port.default(6379) }),
         z.strictObject({ cidr, port: port.default(6379) }),
       ], { error: "must be { namespace, podLabels?, port? } or { cidr, port? }" })
       .optional()
-      .meta(doc("Where the external Redis runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}`.", { namespace: "redis", podLabels: { "app.kubernetes.io/name": "redis" } })),
+      .meta(doc("Where it runs, for the NetworkPolicy: `{namespace, podLabels?, port?}` or `{cidr, port?}`.", { namespace: "redis" })),
     extraEgress: z
       .array(z.strictObject({ cidr, ports: z.array(port).min(1) }))
       .optional()
-      .meta(doc("Addresses of upstreams outside the cluster's Services (catalog hosts by external name), for the NetworkPolicy; IP-literal upstreams are allowed automatically.", [{ cidr: "203.0.113.0/24", ports: [443] }])),
+      .meta(doc("Upstreams outside the cluster's Services, for the NetworkPolicy (IP literals are admitted already).", [{ cidr: "203.0.113.0/24", ports: [443] }])),
     ingressNamespaces: z
       .array(dnsLabel)
       .min(1, "must list at least one namespace (omit the key to allow all)")
       .optional()
-      .meta(doc("Namespaces allowed to call the API port; absent: every namespace of the cluster. The proxy of `exposure` is admitted through `exposure.from`.", ["apps"])),
+      .meta(doc("Namespaces allowed to call the API; absent: all. `exposure`'s proxy is admitted through `exposure.from`.", ["apps"])),
     exposure: exposureSchema
       .optional()
       .meta(
         doc(
-          "Expose the API outside the cluster with TLS ([exposure.md](exposure.md)): on a Gateway another stack owns (`existingGateway`), one of its own (`ownGateway`) or an Ingress (`ingress`), the certificate from a Secret or an issuer (`tls`).",
+          "The API outside the cluster, with TLS ([exposure.md](exposure.md)).",
           { ownGateway: { className: "eg" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } }, requestTimeout: "0s", from: { namespace: "envoy-gateway-system" } },
           { existingGateway: { name: "public", namespace: "gateways", httpsListener: "https" }, hostnames: ["llm.example.com"] },
           { ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "llm-example-com-tls" }, from: { namespace: "ingress-nginx" } },

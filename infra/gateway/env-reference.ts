@@ -18,7 +18,7 @@ function shownDefault(key: SettingKey, value: unknown): string {
   return `\`${String(value)}\``;
 }
 
-const LIMIT_ROW = "A client limit: [Limits](gateway-api.md#limits).";
+const LIMIT_ROW = "A client limit.";
 
 /** One row per setting, in the schema's order (the limits last). */
 export function gatewayEnvRows(): EnvRow[] {

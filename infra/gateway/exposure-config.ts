@@ -28,7 +28,7 @@ export const exposureSchema = z
       .min(1)
       .max(16)
       .optional()
-      .meta(doc("Host names clients use (at most 16). Required with `ownGateway` and `ingress`; with `existingGateway`, absent: the listener's.", ["llm.example.com"])),
+      .meta(doc("Host names clients use (at most 16); required with `ownGateway` and `ingress`.", ["llm.example.com"])),
     existingGateway: z
       .strictObject({
         name: dnsSubdomain,
@@ -39,14 +39,14 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "A Gateway another stack owns: `name`, `namespace` (default: the gateway's), `httpsListener` (for the API route; absent: every listener that admits it), `httpListener` (for the redirect) ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
+          "Another stack's Gateway ([exposure.md](exposure.md#a-gateway-another-team-owns)).",
           { name: "public", namespace: "gateways", httpsListener: "https", httpListener: "http" },
         ),
       ),
     ownGateway: z
       .strictObject({ className: dnsSubdomain })
       .optional()
-      .meta(doc("A Gateway `gateway-public` of this GatewayClass in the gateway namespace ([exposure.md](exposure.md#a-gateway-of-the-platforms-own)).", { className: "eg" })),
+      .meta(doc("A Gateway `gateway-public` of this GatewayClass ([exposure.md](exposure.md#a-gateway-of-the-platforms-own)).", { className: "eg" })),
     ingress: z
       .strictObject({
         className: dnsSubdomain,
@@ -55,7 +55,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "An Ingress of this IngressClass; `controller: ingress-nginx` gets the annotations it needs, `other` none ([exposure.md](exposure.md#an-ingress)).",
+          "An Ingress of this IngressClass ([exposure.md](exposure.md#an-ingress)).",
           { className: "nginx", controller: "ingress-nginx" },
         ),
       ),
@@ -67,7 +67,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "The certificate, with `ownGateway` and `ingress`: `secretName` (a kubernetes.io/tls Secret you provide), or `issuer` `{name, kind: ClusterIssuer|Issuer}` (cert-manager writes `secretName`, default gateway-tls; [exposure.md](exposure.md#tls)).",
+          "The certificate, with `ownGateway` and `ingress`: a `secretName` you provide, or an `issuer` ([exposure.md](exposure.md#tls)).",
           { issuer: { name: "letsencrypt", kind: "ClusterIssuer" } },
           { secretName: "llm-example-com-tls" },
         ),
@@ -75,12 +75,12 @@ export const exposureSchema = z
     httpsRedirect: z
       .boolean()
       .optional()
-      .meta(doc("Answer plain HTTP with a 301 to HTTPS (default true; with `existingGateway`: on exactly when `httpListener` is set).", false)),
+      .meta(doc("Redirect plain HTTP to HTTPS: 301 on a Gateway, 308 from ingress-nginx (default true; with `existingGateway`, when `httpListener` is set).")),
     requestTimeout: duration
       .optional()
       .meta(
         doc(
-          "Longest the proxy may take over one request, `0s`: no limit (the gateway bounds requests itself). Gateway API `timeouts.request`, absent the implementation's default ([exposure.md](exposure.md#implementations)); ingress-nginx's read timeout, absent the gateway's bound plus a minute.",
+          "Longest the proxy may take over one request; `0s`: no limit ([exposure.md](exposure.md#implementations)).",
           "0s",
         ),
       ),
@@ -88,7 +88,7 @@ export const exposureSchema = z
       .optional()
       .meta(
         doc(
-          "Where the proxy's pods run, for the gateway's NetworkPolicy: `{namespace, podLabels?}` or `{cidrs}` (load balancers outside the cluster). Required with `gateway:ingressNamespaces`.",
+          "Where the proxy's pods run, for the NetworkPolicy: `{namespace, podLabels?}` or `{cidrs}`; required with `gateway:ingressNamespaces`.",
           { namespace: "envoy-gateway-system" },
           { cidrs: ["35.191.0.0/16", "130.211.0.0/22"] },
         ),
@@ -96,7 +96,7 @@ export const exposureSchema = z
     annotations: z
       .record(labelKey, z.string())
       .optional()
-      .meta(doc("Annotations of the Gateway or Ingress the stack creates, over the stack's own.", { "traefik.ingress.kubernetes.io/router.middlewares": "traefik-https-redirect@kubernetescrd" })),
+      .meta(doc("Of the Gateway or Ingress the stack creates, over its own.", { "traefik.ingress.kubernetes.io/router.middlewares": "traefik-https-redirect@kubernetescrd" })),
   })
   .superRefine(
     (e, ctx) => {

@@ -74,20 +74,20 @@ export const clusterSchema = z
       .string()
       .min(1)
       .optional()
-      .meta(doc("The kubeconfig context of the cluster this stack changes. Required unless `kubeconfig` is set: the current context never decides.", "kind-ai-platform")),
+      .meta(doc("The kubeconfig context this stack changes; required unless `kubeconfig` is set.", "kind-ai-platform")),
     kubeconfig: z
       .literal(SECRET_PRESENT)
       .optional()
-      .meta(doc("A kubeconfig, its contents or a path (CI without a kube context). Default: $KUBECONFIG or ~/.kube/config.")),
+      .meta(doc("A kubeconfig's contents or path (CI); default $KUBECONFIG or ~/.kube/config.")),
     name: dnsLabel
       .optional()
       .meta(
         doc(
-          "A stable name of the cluster (the provider's clusterIdentifier): every object is replaced when it changes, not when the kubeconfig does ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)). Set it on production stacks; never change it for the same cluster.",
+          "The provider's clusterIdentifier: objects are replaced when it changes, not when the kubeconfig does ([lifecycle.md](lifecycle.md#which-cluster-a-stack-changes)). Set it in production; never change it.",
           "prod-eu-west",
         ),
       ),
-    domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain, in every in-cluster address.", "cluster.local")),
+    domain: dnsSubdomain.default("cluster.local").meta(doc("The cluster's DNS domain.")),
     dns: z
       .union([z.enum(DNS_PRESETS), dnsObjectSchema], {
         error: `must be one of ${DNS_PRESETS.join(", ")}, { preset: node-local-dns, serviceIP }, or { namespace, podLabels, cidrs, ports }`,
@@ -95,65 +95,62 @@ export const clusterSchema = z
       .default("kube-dns")
       .meta(
         doc(
-          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (pods k8s-app=kube-dns in kube-system: kind, k3s, minikube, EKS, GKE, AKS), `openshift` (openshift-dns, port 5353), `{preset: node-local-dns, serviceIP}` (NodeLocal DNSCache), or `{namespace, podLabels, cidrs, ports}` ([troubleshooting.md](troubleshooting.md#networkpolicy-blocks-dns-or-the-model-servers)).",
-          "openshift",
+          "Where cluster DNS answers, for the egress NetworkPolicies: `kube-dns` (kube-system: kind, k3s, EKS, GKE, AKS), `openshift`, `{preset: node-local-dns, serviceIP}` or `{namespace, podLabels, cidrs, ports}` ([troubleshooting.md](troubleshooting.md#networkpolicy-blocks-dns-or-the-model-servers)).",
           { preset: "node-local-dns", serviceIP: "10.96.0.10" },
           { cidrs: ["10.96.0.10/32"], ports: [53] },
         ),
       ),
     crds: z
       .strictObject({
-        inferencePool: z.enum(CRD_MODES).default("install").meta(doc("InferencePool CRDs: `install` (the GAIE release of the pinned chart, kept on destroy) or `assume` (a missing one fails the preview).", "assume")),
-        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("Gateway API CRDs, for `serving:parentGateway` and `gateway:exposure` with a Gateway; usually the gateway controller's.", "install")),
+        inferencePool: z.enum(CRD_MODES).default("install").meta(doc("`install` (kept on destroy) or `assume` (checked at preview).")),
+        gatewayApi: z.enum(CRD_MODES).default("assume").meta(doc("For `serving:parentGateway` and `gateway:exposure`'s Gateways; usually the gateway controller's.")),
         certManager: z
           .literal("assume", { error: "must be assume: cert-manager is a cluster prerequisite the stack does not install (docs/exposure.md#cert-manager)" })
           .default("assume")
-          .meta(doc("cert-manager's, for `gateway:exposure.tls.issuer`; never installed by the stack ([exposure.md](exposure.md#cert-manager)).", "assume")),
+          .meta(doc("For `gateway:exposure.tls.issuer`; never installed ([exposure.md](exposure.md#cert-manager)).")),
       })
       .prefault({})
-      .meta(doc("Who owns the CRDs the platform's objects need ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).", { inferencePool: "install", gatewayApi: "assume", certManager: "assume" })),
+      .meta(doc("Who installs the CRDs ([lifecycle.md](lifecycle.md#prerequisites-the-program-installs-crds)).")),
     crdSources: z
       .strictObject({
-        inferencePool: manifestSource.optional().meta(doc("Mirror of the GAIE `manifests.yaml`: an https URL or a file path (from the repository root).", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
-        gatewayApi: manifestSource.optional().meta(doc("Mirror of the Gateway API `standard-install.yaml`.", "crds/gateway-api-v1.3.0-standard.yaml")),
-        keda: manifestSource.optional().meta(doc("Mirror of KEDA's `keda-<version>-crds.yaml`.", "https://mirror.internal/keda/keda-2.20.2-crds.yaml")),
+        inferencePool: manifestSource.optional().meta(doc("GAIE's `manifests.yaml`.", "https://mirror.internal/gaie/v1.3.0/manifests.yaml")),
+        gatewayApi: manifestSource.optional().meta(doc("Gateway API's `standard-install.yaml`.")),
+        keda: manifestSource.optional().meta(doc("KEDA's `keda-<version>-crds.yaml`.")),
       })
       .prefault({})
-      .meta(doc("Mirrored copies of the CRD manifests for air-gapped clusters (default: the upstream release assets).")),
+      .meta(doc("Mirrors of the CRD manifests (air-gapped clusters): an https URL or a file path.")),
     gatewayApiVersion: z
       .string()
       .regex(/^v\d+\.\d+\.\d+$/, "must be a release tag such as v1.3.0")
       .default("v1.3.0")
-      .meta(doc("Gateway API release whose standard-channel CRDs `crds.gatewayApi: install` applies.", "v1.3.0")),
+      .meta(doc("Gateway API release `crds.gatewayApi: install` applies.")),
     keda: z
       .enum(KEDA_MODES)
       .default("assume")
       .meta(
         doc(
-          "KEDA, which scales models ([operations.md](operations.md#enable-model-autoscaling-keda)): `install` (its pinned chart and CRDs, kept on destroy) or `assume` (checked at preview).",
-          "install",
+          "KEDA, which scales models ([operations.md](operations.md#enable-model-autoscaling-keda)): `install` (chart and CRDs, kept on destroy) or `assume`.",
         ),
       ),
-    kedaNamespace: dnsLabel.default("keda").meta(doc("Namespace of the KEDA release.", "keda")),
-    kedaChartPath: z.string().min(1).optional().meta(doc("Override of the KEDA chart archive path.", "/mirror/charts/keda-2.20.2.tgz")),
+    kedaNamespace: dnsLabel.default("keda").meta(doc("KEDA's namespace.")),
+    kedaChartPath: z.string().min(1).optional().meta(doc("KEDA chart archive; default `charts/keda-<version>.tgz`.")),
     kedaImageRegistry: z
       .string()
       .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9._-]+)*$/, "must be a registry host (and path) such as mirror.internal:5000/ghcr")
       .optional()
-      .meta(doc("Registry mirror of KEDA's images (`ghcr.io/kedacore/*`).", "mirror.internal:5000/ghcr")),
+      .meta(doc("Mirror of `ghcr.io/kedacore/*`.", "mirror.internal:5000/ghcr")),
     fixedUserIds: z
       .boolean()
       .default(true)
       .meta(
         doc(
-          "Pods run as the non-root user ids their images are built for (gateway 10001, rate-limit store 999). false on OpenShift, whose restricted-v2 policy assigns ids itself.",
-          false,
+          "Pods run as their images' non-root user ids; false on OpenShift (restricted-v2 assigns ids).",
         ),
       ),
     forceConflicts: z
       .boolean()
       .default(true)
-      .meta(doc("Server-side apply takes over fields another field manager holds (objects left behind, or edited by hand); false reports the conflict instead.", false)),
+      .meta(doc("Server-side apply takes over fields other managers hold; false reports the conflict.")),
   })
   .superRefine(
     (v, ctx) => {

@@ -126,16 +126,16 @@ export function renderNamespace(ref: NamespaceReference): string {
     "",
     ref.intro,
     "",
-    "| Key | Type | Default | Required | Description | Example |",
-    "|---|---|---|---|---|---|",
+    "| Key | Type | Default | Description | Example |",
+    "|---|---|---|---|---|",
+    // A secret's type says so, and the page's preamble how to set one; a required key says so in its type.
     ...rows.map((r) =>
       [
         `\`${ref.namespace}:${r.key}\``,
-        cell(r.type),
+        cell(r.required ? `${r.type}, required` : r.type),
         r.default === undefined ? "" : cell(code(r.default)),
-        r.required ? "yes" : r.secret ? "secret" : "",
         cell(r.description),
-        r.secret ? cell(`\`pulumi config set --secret ${ref.namespace}:${r.key} …\``) : exampleCell(r),
+        r.secret ? "" : exampleCell(r),
       ].join(" | ").replace(/^/, "| ").replace(/$/, " |"),
     ),
     "",

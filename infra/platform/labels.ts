@@ -22,7 +22,7 @@ export const LABEL_DOMAIN_KEY = "platform:labelDomain";
 export const platformSchema = z.strictObject({
   labelDomain: dnsSubdomain.meta(
     doc(
-      "Domain of the platform pod labels (`<label_domain>/platform`, `/model-slug`, `/model-category`, `/nodegroup`), which the serving and gateway parts stamp and the collector keeps: the same in every stack of a cluster.",
+      "Domain of the platform's pod labels (`<label_domain>/platform`, `/model-slug`, …): the same in every stack of a cluster.",
       "ai-platform.example.com",
     ),
   ),

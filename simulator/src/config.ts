@@ -11,7 +11,7 @@ export const LatencySchema = z.strictObject({
     .number()
     .nonnegative()
     .default(15)
-    .meta({ description: "Fixed prefill overhead every request pays before its first token, ms (llm-d sim `--prefill-overhead`)." }),
+    .meta({ description: "Fixed prefill overhead every request pays before its first token, ms." }),
   interTokenLatencyMs: z.number().nonnegative().default(5).meta({ description: "Decode time of each token after the first, ms (vLLM's inter-token latency)." }),
   prefillTimePerTokenMs: z
     .number()
@@ -24,7 +24,7 @@ export const LatencySchema = z.strictObject({
     .default(1)
     .meta({
       description:
-        "Latency multiplier at `maxNumSeqs` running, linear from 1 at one (llm-d sim `--time-factor-under-load`); 1: off.",
+        "Latency multiplier at `maxNumSeqs` running, linear from 1 at one; 1: off.",
     }),
 });
 
@@ -36,7 +36,7 @@ export const PrefixCacheSchema = z.strictObject({
     .int()
     .min(1)
     .default(1024)
-    .meta({ description: "KV cache size in blocks (llm-d sim `--kv-cache-size`); also the denominator of `vllm:kv_cache_usage_perc`." }),
+    .meta({ description: "KV cache size in blocks: the denominator of `vllm:kv_cache_usage_perc`." }),
 });
 
 /** vLLM's `--max-lora-rank` choices (vllm/config/lora.py `MaxLoRARanks`). */
@@ -49,7 +49,7 @@ export const LoraModuleSchema = z.strictObject({
 });
 
 export const LoraSchema = z.strictObject({
-  enabled: z.boolean().default(false).meta({ description: "Serve LoRA adapters (vLLM `--enable-lora`)." }),
+  enabled: z.boolean().default(false).meta({ description: "Serve LoRA adapters." }),
   modules: z
     .array(LoraModuleSchema)
     .default([])
@@ -61,13 +61,13 @@ export const LoraSchema = z.strictObject({
     .int()
     .min(1)
     .default(1)
-    .meta({ description: "Distinct adapters running at once (vLLM `--max-loras`)." }),
+    .meta({ description: "Distinct adapters running at once." }),
   maxCpuLoras: z
     .number()
     .int()
     .min(1)
     .optional()
-    .meta({ description: "Adapters kept loaded (vLLM `--max-cpu-loras`); unset: `maxLoras`." }),
+    .meta({ description: "Adapters kept loaded; unset: `maxLoras`." }),
   maxLoraRank: z.literal(MAX_LORA_RANKS).default(16).meta({ description: "vLLM `--max-lora-rank`; no effect." }),
   runtimeUpdating: z
     .boolean()
@@ -106,10 +106,10 @@ export const SimulatorConfigSchema = z
       .array(z.string().min(1))
       .min(1)
       .default(["sim-model"])
-      .meta({ description: "Served model names (vLLM `--served-model-name`); the first is the primary name (metric labels, requests naming none)." }),
+      .meta({ description: "Served model names; the first is the primary name (metric labels, requests naming none)." }),
     kind: z.enum(["generate", "embed"]).default("generate").meta({ description: "`generate` serves chat completions; `embed` serves embeddings (vLLM's pooling runner)." }),
-    toolCalling: z.boolean().default(false).meta({ description: "Like vLLM `--enable-auto-tool-choice`: answer requests that carry `tools` with tool calls." }),
-    maxNumSeqs: z.number().int().min(1).default(16).meta({ description: "Requests generating at once (vLLM `--max-num-seqs`)." }),
+    toolCalling: z.boolean().default(false).meta({ description: "Answer requests that carry `tools` with tool calls." }),
+    maxNumSeqs: z.number().int().min(1).default(16).meta({ description: "Requests generating at once." }),
     maxWaitingQueueLength: z
       .number()
       .int()
@@ -117,9 +117,9 @@ export const SimulatorConfigSchema = z
       .optional()
       .meta({
         description:
-          "A fault: one more than this many waiting gets 429 (llm-d sim `--max-waiting-queue-length`); unset, no bound, as vLLM.",
+          "A fault: one more than this many waiting gets 429; unset, no bound, as vLLM.",
       }),
-    maxModelLen: z.number().int().min(2).default(8192).meta({ description: "Context window in tokens (vLLM `--max-model-len`)." }),
+    maxModelLen: z.number().int().min(2).default(8192).meta({ description: "Context window in tokens." }),
     embeddingDimensions: z.number().int().min(1).max(16384).default(384).meta({ description: "Length of the embedding vectors of a `kind: embed` model." }),
     responsesStoreSize: z
       .number()

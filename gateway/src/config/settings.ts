@@ -27,29 +27,29 @@ const limit = <T extends z.ZodType>(schema: T, doc: LimitDoc): T => schema.meta(
  */
 const LimitsSchema = {
   maxConnections: limit(count().default(8192), {
-    description: "Open client connections, all addresses together (at most 3/4 of the process's open-file limit).",
+    description: "Open client connections, all addresses together (at most 3/4 of the open-file limit).",
     why: "About 11 KiB each (measured, `npm run bench:hostile`): 8,192 cost under 100 MiB of the memory bound. At the cap the oldest idle connection makes room, so idle floods never lock clients out. Clamped to 3/4 of the open-file limit (the rest is for model-server connections).",
-    clientSees: "At the cap: an idle keep-alive connection may be closed (clients reconnect); if none is idle, a new connection is closed at once.",
+    clientSees: "An idle keep-alive connection is closed (clients reconnect); if none is idle, the new connection is.",
   }),
   maxConnectionsPerAddress: limit(z.coerce.number().int().nonnegative().default(0), {
-    description: "Open connections from one client address (IPv6: one /64); 0: no cap. Off behind a proxy, whose few addresses every client shares; set it (1,024) when clients connect directly.",
+    description: "Open connections from one client address (IPv6: one /64); 0: no cap. Leave it off behind a proxy; set it (1,024) when clients connect directly.",
     why: "Off because clients arrive through a proxy's few addresses: the cap would limit proxy pods, not clients. Limit clients at the proxy; a gateway exposed directly should set it (1,024, an eighth of maxConnections).",
-    clientSees: "When set: the address's oldest idle connection is closed to make room; if none is idle, the new connection is closed at once (no HTTP answer).",
+    clientSees: "The address's oldest idle connection is closed; if none is idle, the new connection is (no HTTP answer).",
   }),
   maxHeaderBytes: limit(count().default(16 * 1024), {
-    description: "Request line plus headers, in bytes (the OpenAI SDKs send under 2 KiB).",
+    description: "Request line plus headers (the OpenAI SDKs send under 2 KiB).",
     why: "Node's default; the OpenAI SDKs send under 2 KiB. Large enough for long bearer tokens and tracing headers.",
     clientSees: "431 `request_header_fields_too_large`, connection closed.",
   }),
   headersTimeoutMs: limit(ms().default(10_000), {
-    description: "From connection (or the end of the previous request) until the request headers are complete; also how long a silent connection is held.",
+    description: "From connection (or the previous request) until the request headers are complete.",
     why: "Clients send headers in one packet; 10 s is HAProxy's recommended `timeout http-request` and ends slowloris connections early. Also bounds how long a connection that never sends anything is held.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   bodyLimitBytes: limit(count().default(4 * MiB), {
-    description: "Request body size, after decompression; a larger declared `Content-Length` is refused before the body is read. A 128k-token prompt is about 0.5 MiB; base64 images may need more.",
+    description: "Request body size, after decompression. A 128k-token prompt is about 0.5 MiB; base64 images may need more.",
     why: "A 128k-token prompt is about 0.5 MiB of JSON; 4 MiB leaves 8x room and equals vLLM's simulator default. Multimodal payloads (base64 images) may need more: memory use grows with it (see `bodyMemoryBytes`).",
-    clientSees: "413 `request_too_large` (`x-should-retry: false`); for a declared length, before the client sends the body.",
+    clientSees: "413 `request_too_large`; for a declared length, before the client sends the body.",
   }),
   bodyIdleTimeoutMs: limit(ms().default(20_000), {
     description: "Longest pause between two chunks of a request body.",
@@ -62,32 +62,32 @@ const LimitsSchema = {
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   requestTimeoutMs: limit(ms().default(90_000), {
-    description: "Whole request (headers and body) as Node's HTTP server receives it, a backstop over the two timeouts above; never the response. Must exceed headersTimeoutMs.",
+    description: "Whole request (headers and body), a backstop over the timeouts above; never the response. Must exceed headersTimeoutMs.",
     why: "Headers (10 s) plus body (60 s) plus margin, so it only fires when the finer timeouts could not. Never applies to the response.",
     clientSees: "408 `request_timeout`, connection closed.",
   }),
   keepAliveTimeoutMs: limit(ms().default(65_000), {
-    description: "How long an idle keep-alive connection is kept between requests: longer than load balancers' usual 60 s, so they close first.",
+    description: "Idle keep-alive connection between requests: longer than load balancers' usual 60 s, so they close first.",
     why: "Longer than the 60 s idle timeout of common load balancers (AWS ALB), so the balancer closes first and never sends into a connection the gateway just closed. Idle connections yield at the connection caps anyway.",
     clientSees: "The idle connection is closed; clients open a new one.",
   }),
   lingerTimeMs: limit(ms().default(5_000), {
-    description: "After an answer given before the request body was read (401, 413, 415, 429, 503, …), the longest the gateway reads and drops what the client still sends, so that it can read the answer, before it closes the connection.",
+    description: "After an answer given before the body was read (401, 413, 429, …), how long the gateway reads and drops what the client still sends, so that it reads the answer.",
     why: "nginx lingers up to 5 s between reads (`lingering_timeout`), 30 s in all (`lingering_time`); one total of 5 s is shorter still: a client on 10 Mbit/s sends 6 MB in it, and whatever the client does, its slot among maxLingeringConnections is back within 5 s.",
-    clientSees: "The answer with `connection: close`, then the close; a client still sending after it gets a reset.",
+    clientSees: "The answer with `connection: close`, then the close; a client still sending gets a reset.",
   }),
   lingerBytes: limit(count().default(16 * MiB), {
-    description: "The most read and dropped after such an answer (counted, never held). At least bodyLimitBytes.",
+    description: "The most read and dropped after such an answer. At least bodyLimitBytes.",
     why: "Four times the body limit: a client over the limit (the 413 case) finishes its body and reads the answer; a client sending without end is cut off after 16 MiB instead of lingerTimeMs.",
     clientSees: "Beyond it, a reset.",
   }),
   maxLingeringConnections: limit(count().default(64), {
     description: "Connections reading and dropping after such an answer at once.",
     why: "Each holds one of maxConnections and at most one chunk in memory (64 KiB in the memory bound); 64 cover a burst of refused uploads, and a flood of them cannot hold more while the rest are closed at once.",
-    clientSees: "Beyond it the connection closes right after the answer: a client still sending may get a reset instead (and retry).",
+    clientSees: "The connection closes right after the answer: a client still sending may get a reset.",
   }),
   maxJsonDepth: limit(z.coerce.number().int().min(8).max(1000).default(128), {
-    description: "Nesting depth of a JSON request body (objects and arrays); at most 1,000, so nothing that walks it recursively runs out of stack.",
+    description: "Nesting depth of a JSON request body (objects and arrays); at most 1,000.",
     why: "OpenAI allows 10 schema levels in tools and response_format, about 25 levels of JSON: 5x room, 30x below where serializing overflowed the stack (about 4,000).",
     clientSees: "400 `json_too_deep`.",
   }),
@@ -97,64 +97,64 @@ const LimitsSchema = {
     clientSees: "400 `json_too_complex`.",
   }),
   bodyMemoryBytes: limit(count().default(48 * MiB), {
-    description: "Request bodies held in memory by the whole gateway, reserved before the body is read (declared length, else bodyLimitBytes) until it is sent upstream, except while the request waits for a replica (waitingBodyMemoryBytes). When full, an upload still arriving from the key holding the most yields to a key holding less.",
+    description: "Request bodies held in memory by the whole gateway, reserved before the body is read until it is sent upstream. When full, an upload still arriving from the key holding the most yields to a key holding less.",
     why: "Twelve maximum-size bodies, or thousands of ordinary ones, arriving or on their way at once; with the other terms it keeps the gateway under its memory bound, inside the 512 MiB container.",
-    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read (or, for a preempted upload, while it arrives; connection closed).",
+    clientSees: "503 `gateway_overloaded` (a preempted upload: while it arrives, connection closed).",
   }),
   waitingBodyMemoryBytes: limit(count().default(16 * MiB), {
-    description: "Request bodies of requests waiting for a replica (a busy model's queue, or held while a model wakes), the whole gateway: a waiting body moves here from bodyMemoryBytes and still counts in its key's share, so waiting requests never take memory from requests that can go.",
+    description: "Bodies of requests waiting for a replica (a busy model's queue, or a model waking), the whole gateway: moved here from bodyMemoryBytes, so waiting requests never take memory from requests that can go.",
     why: "Thousands of ordinary prompts, or four maximum-size ones, waiting at once; waiting is bounded in count per model too (maxQueueLength, wake.maxHeld). Taken from what bodyMemoryBytes had, so the memory bound is unchanged.",
-    clientSees: "429 `model_saturated` with `retry-after` when a request would wait and this is full.",
+    clientSees: "429 `model_saturated` when a request would wait.",
   }),
   bodyMemoryPerKeyBytes: limit(count().default(16 * MiB), {
-    description: "Request bodies held in memory for one API key, arriving, on their way or waiting (its share of bodyMemoryBytes and waitingBodyMemoryBytes). At least bodyLimitBytes.",
+    description: "Request bodies held for one API key, arriving, on their way or waiting. At least bodyLimitBytes.",
     why: "Four maximum-size bodies, or hundreds of ordinary ones, arriving or waiting for a slot at once; a key that stalls uploads can hold only a third of the gateway's body memory, so other keys keep being served.",
-    clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1`, before the body is read.",
+    clientSees: "429 `inflight_bytes_exceeded`.",
   }),
   maxInFlightRequests: limit(count().default(1024), {
-    description: "Inference requests in progress in the whole gateway, from admission until their answer is written (streams included); scale gateway replicas for more.",
+    description: "Inference requests in progress in the whole gateway, streams included; scale gateway replicas for more.",
     why: "Each costs memory while it lasts (52-64 KiB per stream measured, 80 KiB in the memory bound): uncapped, thousands of slow streams would exhaust the heap. 1,024 is four vLLM replicas' default concurrency; scale gateway replicas for more.",
-    clientSees: "503 `gateway_overloaded` with `retry-after: 1`, before the body is read.",
+    clientSees: "503 `gateway_overloaded`.",
   }),
   maxInFlightRequestsPerKey: limit(count().default(256), {
-    description: "Inference requests in progress for one API key (its share of maxInFlightRequests); raise it for batch keys.",
+    description: "Inference requests in progress for one API key; raise it for batch keys.",
     why: "A quarter of the gateway's: one key holding thousands of slow streams (or stalled clients) cannot take every slot from the others. 256 is one vLLM replica's default concurrency; raise it for batch keys.",
-    clientSees: "429 `concurrency_limit_exceeded` with `retry-after: 1`, before the body is read.",
+    clientSees: "429 `concurrency_limit_exceeded`.",
   }),
   clientStallTimeoutMs: limit(ms().default(120_000), {
-    description: "Longest a streamed (SSE) answer waits for the client to accept more bytes (a client that stops reading).",
+    description: "Longest a stream waits for a client that stops reading.",
     why: "Same allowance as the model-server silence within a stream (upstreamIdleTimeoutMs): a live client reads within seconds, and a stalled one must not hold a model slot indefinitely.",
-    clientSees: "The connection is closed (the upstream request is cancelled).",
+    clientSees: "The connection is closed, the upstream request cancelled.",
   }),
   answerStallTimeoutMs: limit(ms().default(20_000), {
-    description: "Longest a non-streaming answer, or the last part of any answer, waits while the client takes none of it.",
+    description: "Longest a non-streaming answer, or the end of any, waits while the client takes none of it.",
     why: "The answer holds memory or a model-server connection; a client that reads at all takes some within seconds. 20 s, like bodyIdleTimeoutMs, outlasts TCP retransmission stalls.",
     clientSees: "The connection is closed.",
   }),
   answerMemoryBytes: limit(count().default(32 * MiB), {
-    description: "Non-streaming answers held in memory by the whole gateway until their clients take them. Answers up to 1 MiB are held whole (reserved at their declared length before they are read); larger ones pass through chunk by chunk and are never held.",
+    description: "Non-streaming answers held by the whole gateway until their clients take them: those up to 1 MiB; larger ones pass through.",
     why: "Thousands of ordinary answers (a chat completion is a few KiB), or 32 of the largest held ones, waiting on clients that read slowly; a client that stops reading holds its part for at most answerStallTimeoutMs.",
-    clientSees: "503 `gateway_overloaded` with `retry-after: 1` (the model's answer is dropped).",
+    clientSees: "503 `gateway_overloaded` (the model's answer is dropped).",
   }),
   answerMemoryPerKeyBytes: limit(count().default(8 * MiB), {
-    description: "Non-streaming answers held in memory for one API key (its share of answerMemoryBytes). At least 1 MiB.",
+    description: "Non-streaming answers held for one API key. At least 1 MiB.",
     why: "A key whose clients stop reading can hold only a quarter of the answer memory, so other keys' answers keep being delivered.",
-    clientSees: "429 `inflight_bytes_exceeded` with `retry-after: 1` (the model's answer is dropped).",
+    clientSees: "429 `inflight_bytes_exceeded` (the model's answer is dropped).",
   }),
   upstreamIdleTimeoutMs: limit(ms().default(120_000), {
-    description: "Longest silence between two chunks of a model server's response: the idle timeout between tokens of a stream. A stream has no total time limit.",
+    description: "Longest silence between two chunks of a model server's response, e.g. between tokens. A stream has no total time limit.",
     why: "Generous for the slowest token on a loaded replica and long prefills behind SSE keep-alives; no total timeout, which would cut long answers.",
-    clientSees: "Streaming: an SSE error event `upstream_timeout` then `data: [DONE]`; otherwise 504 `upstream_timeout`.",
+    clientSees: "504 `upstream_timeout`; in a stream, its error event.",
   }),
   upstreamHeadersTimeoutMs: limit(ms().default(600_000), {
-    description: "Until the model server sends response headers: for a non-streaming request the whole generation. The OpenAI SDKs' own default timeout.",
+    description: "Until the model server sends response headers: for a non-streaming request the whole generation.",
     why: "The OpenAI SDKs' own default timeout (10 minutes); a streaming request gets its headers at once and is bounded by upstreamIdleTimeoutMs instead.",
     clientSees: "504 `upstream_timeout`.",
   }),
   logLinesPerSecond: limit(count().default(50), {
-    description: "Log lines per second no rate limit pays for, per budget (unauthenticated traffic; per key, requests its RPM did not charge: refusals, unknown paths, model listings); the rest are counted and summarised each second. Requests the RPM charged are always logged. 50 per budget stays under the log store's per-stream limit up to about 200 keys.",
+    description: "Log lines per second of requests no RPM charged (refusals, unknown paths, listings), for unauthenticated traffic and per key; the rest are counted and summarised each second.",
     why: "Uncharged traffic is unlimited, so its lines are sampled: 50 lines/s (about 15 KB/s) per budget diagnoses a flood and stays under the log store's 3 MB/s per-stream limit up to about 200 keys.",
-    clientSees: "Nothing (a logging limit).",
+    clientSees: "Nothing.",
   }),
 };
 
@@ -192,43 +192,43 @@ const about = (description: string) => ({ description });
 
 /** Runtime settings of the gateway process, read from the environment (12-factor; a ConfigMap in the cluster). */
 const SettingsObject = z.strictObject({
-  host: z.string().min(1).default("0.0.0.0").meta(about("Listen address of the API port and of the operations port (metrics, probes).")),
+  host: z.string().min(1).default("0.0.0.0").meta(about("Listen address of the API and operations ports.")),
   port: z.coerce.number().int().min(0).max(65535).default(8080).meta(about("The API port.")),
-  catalogFile: z.string().min(1).optional().meta(about("Path of the model catalog, YAML or JSON (`gateway/src/config/catalog.ts`): the models, their upstreams, routing and aliases.")),
+  catalogFile: z.string().min(1).optional().meta(about("Path of the model catalog, YAML or JSON: models, upstreams, routing, aliases.")),
   // Hashed at load, never kept or logged.
   apiKey: z
     .string()
     .min(16, "GATEWAY_API_KEY must be at least 16 characters")
     .optional()
-    .meta(about("One API key in plaintext (at least 16 characters), named `default`, with no model list, expiry or limits. `npm start` sets it.")),
-  keysFile: z.string().min(1).optional().meta(about("Path of the keys file: one entry per key, its SHA-256, models, expiry and limits ([gateway-api.md](gateway-api.md#authentication)).")),
+    .meta(about("One plaintext API key (16+ characters), `default`, without models, expiry or limits (`npm start`).")),
+  keysFile: z.string().min(1).optional().meta(about("Path of the keys file ([gateway-api.md](gateway-api.md#authentication)).")),
   // A mounted Secret changes in place, so keys rotate without a restart.
-  keysReloadIntervalMs: z.coerce.number().int().positive().default(5000).meta(about("How often the keys file is read again, ms; a file that turns invalid keeps the last good set.")),
+  keysReloadIntervalMs: z.coerce.number().int().positive().default(5000).meta(about("How often the keys file is read again, ms; an invalid file keeps the last good set.")),
   upstreamApiKey: z
     .string()
     .min(1)
     .optional()
-    .meta(about("The key the model servers require (vLLM `VLLM_API_KEY`), sent upstream as `Authorization: Bearer`; never the client's key, never logged. Unset: no Authorization header upstream.")),
+    .meta(about("The key the model servers require (vLLM `VLLM_API_KEY`), sent upstream as a bearer token, never logged.")),
   responseIdSecret: z
     .string()
     .min(16, "GATEWAY_RESPONSE_ID_SECRET must be at least 16 characters")
     .optional()
     .meta(
       about(
-        "Secret of the Responses API's response ids, the same on every gateway replica. Unset: shared through Redis when `GATEWAY_REDIS_URL` is set, else random per process (follow-ups then work only through that process).",
+        "Secret of the Responses API's ids, the same on every replica. Unset: shared through Redis if set, else random per process.",
       ),
     ),
   redisUrl: z
     .string()
     .regex(/^rediss?:\/\//, "a redis:// or rediss:// URL")
     .optional()
-    .meta(about("Redis (`redis://` or `rediss://`) holding the per-key limits for every gateway replica; unset: each process keeps its own.")),
+    .meta(about("Redis (`redis://`, `rediss://`) holding the per-key limits of every replica; unset: each keeps its own.")),
   redisFailureMode: z
     .enum(["open", "closed"])
     .default("open")
     .meta(
       about(
-        "When Redis fails or does not answer within `GATEWAY_REDIS_TIMEOUT_MS`: `open` goes on with per-replica limits, `closed` refuses requests of keys with limits with 503 `rate_limit_store_unavailable`; the metric `gateway_rate_limit_store_up` shows it.",
+        "When Redis fails: `open` goes on with per-replica limits, `closed` answers keys with limits 503 `rate_limit_store_unavailable`.",
       ),
     ),
   // Measured from the gateway's side, so a gateway starved of CPU adds its own event-loop lag.
@@ -237,58 +237,58 @@ const SettingsObject = z.strictObject({
     .int()
     .positive()
     .default(500)
-    .meta(about("A Redis command not answered within this many ms counts as Redis being down; too tight a value flips to per-replica limits when the gateway is short of CPU.")),
-  keyMaxConcurrent: z.coerce.number().int().positive().optional().meta(about("Requests in progress at once, across replicas, for keys whose entry sets no `maxConcurrent`; unset: no cap.")),
+    .meta(about("A Redis command unanswered this many ms counts as Redis down; keep room for a gateway short of CPU.")),
+  keyMaxConcurrent: z.coerce.number().int().positive().optional().meta(about("Concurrent requests across replicas for keys without `maxConcurrent`; unset: no cap.")),
   tokenReserveCeiling: z.coerce
     .number()
     .int()
     .positive()
     .default(4096)
-    .meta(about("Completion tokens reserved from a key's TPM for a request that sets no `max_tokens` (settled with the real usage afterwards).")),
+    .meta(about("Tokens reserved from a key's TPM for a request without `max_tokens`, settled afterwards.")),
   limitSlotLeaseMs: z.coerce
     .number()
     .int()
     .min(300)
     .default(30_000)
-    .meta(about("Lifetime of a concurrency slot in Redis unless its replica renews it (every third of it): a crashed replica's slots free themselves within it, ms.")),
-  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000).meta(about("The \"minute\" of `rpm` and `tpm`, ms. For tests only (a 60 RPM key with 6000 admits 60 per 6 s).")),
+    .meta(about("Lifetime of a concurrency slot in Redis unless renewed: a crashed replica's slots free themselves within it, ms.")),
+  rateLimitWindowMs: z.coerce.number().int().min(1000).default(60_000).meta(about("The \"minute\" of `rpm` and `tpm`, ms; for tests.")),
   metricsPort: z.coerce
     .number()
     .int()
     .min(0)
     .max(65535)
     .default(9090)
-    .meta(about("The operations port: `/metrics`, `/healthz` and `/readyz`, apart from the API port so the public listener never exposes metrics. 0: a free port.")),
+    .meta(about("The operations port: `/metrics`, `/healthz`, `/readyz`. 0: a free port.")),
   healthIntervalMs: z.coerce.number().int().positive().default(DEFAULT_HEALTH_INTERVAL_MS).meta(about("How often each replica's `GET /health` is checked, ms.")),
-  healthTimeoutMs: z.coerce.number().int().positive().default(2000).meta(about("How long a health check, or a read of a replica's `/metrics`, may take before it counts as failed, ms.")),
-  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row before a ready replica is taken out (a refused connection, or a 503: the server says it cannot serve, takes it out at once).")),
+  healthTimeoutMs: z.coerce.number().int().positive().default(2000).meta(about("How long a health check or `/metrics` read may take, ms.")),
+  unhealthyThreshold: z.coerce.number().int().positive().default(2).meta(about("Failed health checks in a row that take a replica out (a refused connection or a 503: at once).")),
   sseKeepAliveMs: z.coerce
     .number()
     .int()
     .nonnegative()
     .default(10_000)
-    .meta(about("A streaming request still without an answer from a model server after this many ms gets its SSE headers and a `: keep-alive` comment every interval; 0: never.")),
+    .meta(about("A stream without an answer this many ms gets its SSE headers and a `: keep-alive` comment every interval; 0: never.")),
   loadScrapeIntervalMs: z.coerce
     .number()
     .int()
     .nonnegative()
     .default(1000)
-    .meta(about("How often each replica's `/metrics` is read for its queue and KV-cache use, ms; 0: never (routing then sees only the gateway's own in-flight counts).")),
+    .meta(about("How often each replica's `/metrics` is read for its queue and KV-cache use, ms; 0: never.")),
   listWakeModels: z
     .stringbool()
     .default(false)
     .meta(about("`true`: `/v1/models` also lists models [at zero](gateway-api.md#models-at-zero) that wake on demand.")),
   retryAfterSaturatedSeconds: z.coerce.number().positive().default(1).meta(about("`retry-after` of a 429 `model_saturated` the gateway makes, seconds.")),
-  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of a 503 `model_not_ready`, `response_replica_unavailable` or `adapter_load_failed` the gateway makes, seconds.")),
+  retryAfterNotReadySeconds: z.coerce.number().positive().default(5).meta(about("`retry-after` of the gateway's own 503s, seconds.")),
   // Kubernetes removes endpoints asynchronously: the Service must stop sending traffic before new connections are refused.
   drainDelayMs: z.coerce
     .number()
     .int()
     .nonnegative()
     .default(5000)
-    .meta(about("On SIGTERM readiness fails at once, but the listener keeps serving this many ms, so the Service stops sending requests here first.")),
-  shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000).meta(about("Then in-flight requests and streams get this many ms to finish before connections are closed.")),
-  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").meta(about("Log level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.")),
+    .meta(about("On SIGTERM, readiness fails and the listener keeps serving this many ms.")),
+  shutdownGraceMs: z.coerce.number().int().nonnegative().default(30_000).meta(about("Then requests and streams get this many ms to finish.")),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info").meta(about("`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.")),
   corsOrigins: z
     .string()
     .default("")
@@ -296,15 +296,15 @@ const SettingsObject = z.strictObject({
     .pipe(z.array(CorsOriginSchema))
     .meta(
       about(
-        "Browser origins allowed to call the API (CORS), comma-separated, or `*`; empty: no CORS headers ([gateway-api.md](gateway-api.md#browser-clients-cors)).",
+        "Browser origins allowed (CORS), comma-separated, or `*`.",
       ),
     ),
   // Unset: no tracing code on the request path.
   otlpTracesEndpoint: OtlpEndpointSchema.optional().meta(
-    about("OTLP/HTTP endpoint for traces (`http://otel-collector.monitoring:4318/v1/traces`); unset: no traces."),
+    about("OTLP/HTTP traces endpoint; unset: no traces."),
   ),
-  traceSampleRatio: z.coerce.number().min(0).max(1).default(1).meta(about("Share of requests traced when the caller sent no sampling decision (a caller's `traceparent` is followed).")),
-  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("How long browsers may cache a preflight's answer (`Access-Control-Max-Age`), seconds.")),
+  traceSampleRatio: z.coerce.number().min(0).max(1).default(1).meta(about("Share traced when the caller's `traceparent` decides nothing.")),
+  corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("`Access-Control-Max-Age` of a preflight, seconds.")),
   ...LimitsSchema,
 });
 
