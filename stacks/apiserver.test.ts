@@ -10,30 +10,20 @@ import * as os from "os";
 import * as path from "path";
 import { applyAll, changedByReapply, dryRunPods, ensureNamespaces, installCrds, objectId, type Refusal, type Rendered, unstoredFields, workloadPods } from "../infra/platform/apply-check";
 import { type ApiServer, describeWithApiServer, type Etcd, startApiServer, startEtcd } from "../infra/platform/apiserver";
-import { type Crd, crdLibraryFromEnv, CRDS_DIR_ENV, crdServes } from "../infra/platform/crd-manifests";
+import { crdLibraryFromEnv, CRDS_DIR_ENV } from "../infra/platform/crd-manifests";
 import { describeWithCharts, type Manifest } from "../infra/platform/helm";
 import type { KubeObject } from "../infra/platform/kube-api";
 import { enforcedLevel } from "../infra/platform/pod-security";
-import { KEDA_CHART } from "../infra/autoscaling/constants";
-import { PINNED_CHARTS as SERVING_CHARTS } from "../infra/serving/constants";
-import { MONITORING_CHARTS } from "./monitoring-charts";
-import { renderStackObjects } from "./stack-objects";
+import { objectsToApply, renderStackObjects, STACK_CHARTS } from "./stack-objects";
 import { stackVariants } from "./stack-variants";
 
-const CHARTS = [
-  ...MONITORING_CHARTS,
-  ...Object.entries(SERVING_CHARTS).map(([component, c]) => ({ component, version: c.version })),
-  { component: KEDA_CHART.component, version: KEDA_CHART.version },
-];
-/** Where the provider puts a namespaced object declared without a namespace. */
-const DEFAULT_NAMESPACE = "default";
 const STARTUP_MS = 300_000;
 const APPLY_MS = 600_000;
 
 const list = (refusals: readonly Refusal[]) => refusals.map((r) => `${r.object}: ${r.message}`);
 
 describeWithApiServer("every rendered object on a real kube-apiserver", (binaries) => {
-  describeWithCharts("with the pinned charts", CHARTS, ({ helm }) => {
+  describeWithCharts("with the pinned charts", STACK_CHARTS, ({ helm }) => {
     const crdLibrary = crdLibraryFromEnv();
     let dir: string;
     let etcd: Etcd;
@@ -64,29 +54,10 @@ describeWithApiServer("every rendered object on a real kube-apiserver", (binarie
           server = await startApiServer(binaries.kubeApiserver, etcd, `/variant-${index}`);
           const stack = await renderStackObjects(helm, variant.config, variant.secretKeys);
           own = new Set(stack.direct);
-          const programCrds = crdLibrary ? stack.crdSources.flatMap((source) => crdLibrary.file(path.basename(source)) ?? []) : [];
-          const all: Rendered[] = [
-            ...programCrds.map((obj) => ({ obj, namespace: DEFAULT_NAMESPACE })),
-            ...stack.direct.map((obj) => ({ obj, namespace: DEFAULT_NAMESPACE })),
-            ...stack.releases.flatMap((r) => r.objects.map((obj) => ({ obj, namespace: r.namespace }))),
-          ];
-          // Kinds the program's objects define, then kinds the cluster is assumed to have (CRDs from the folder).
-          const defined = (o: Manifest) => all.some(({ obj: crd }) => crdServes(crd, o.apiVersion, o.kind));
-          const clusterCrds = new Map<string, Crd>();
-          rendered = [];
-          for (const r of all) {
-            const o = r.obj;
-            if (o.kind === "CustomResourceDefinition" || defined(o) || (await server.api.resourceFor(o.apiVersion, o.kind))) {
-              rendered.push(r);
-              continue;
-            }
-            const crd = crdLibrary?.forKind(o.apiVersion, o.kind);
-            if (crd) {
-              clusterCrds.set(crd.metadata.name, crd);
-              rendered.push(r);
-            } else withoutCrd.push(o);
-          }
-          const fixtures = await installCrds(server.api, [...clusterCrds.values()]);
+          const resolved = await objectsToApply(server.api, stack, crdLibrary);
+          rendered = resolved.rendered;
+          withoutCrd.push(...resolved.withoutCrd);
+          const fixtures = await installCrds(server.api, resolved.clusterCrds);
           if (fixtures.refusals.length > 0) throw new Error(`CRDs from ${CRDS_DIR_ENV} refused:\n${list(fixtures.refusals).join("\n")}`);
           await ensureNamespaces(server.api, rendered);
         }, STARTUP_MS);

@@ -3,17 +3,15 @@
 // included, names an image by a tag other than `latest` or by a digest; charts whose archive is absent on the machine
 // are not rendered, and the test's title says which. The shipped model folders name their Hugging Face weights and
 // adapters by commit, and the rendered download Job and model server use that commit.
-import { KEDA_CHART } from "../infra/autoscaling/constants";
 import { DEFAULT_BUCKET_JOB_IMAGES } from "../infra/monitoring/constants";
 import { findChartArchive, helmBinary, type Manifest } from "../infra/platform/helm";
 import { toManifest } from "../infra/platform/k8s-validate";
 import { type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
 import { pinnedImage } from "../infra/platform/schema-rules";
-import { DEFAULT_MODELS_DIR, PINNED_CHARTS as SERVING_CHARTS } from "../infra/serving/constants";
+import { DEFAULT_MODELS_DIR } from "../infra/serving/constants";
 import { loadModelFolders } from "../infra/serving/model-folders";
 import { DEFAULT_S3_DOWNLOADER_IMAGE, weightsSource } from "../infra/serving/weights";
-import { MONITORING_CHARTS } from "./monitoring-charts";
-import { renderStackObjects } from "./stack-objects";
+import { renderStackObjects, STACK_CHARTS } from "./stack-objects";
 import { stackVariants } from "./stack-variants";
 
 const CONTAINER_LISTS = ["containers", "initContainers", "ephemeralContainers"] as const;
@@ -60,12 +58,7 @@ test("the platform's own Jobs' default images are pinned", () => {
   for (const image of [DEFAULT_S3_DOWNLOADER_IMAGE, ...Object.values(DEFAULT_BUCKET_JOB_IMAGES)]) expect(unpinned(image)).toBeUndefined();
 });
 
-const PINNED = [
-  ...MONITORING_CHARTS,
-  ...Object.entries(SERVING_CHARTS).map(([component, c]) => ({ component, version: c.version })),
-  { component: KEDA_CHART.component, version: KEDA_CHART.version },
-];
-const absent = PINNED.filter((c) => !findChartArchive(c.component, c.version)).map((c) => `${c.component}-${c.version}.tgz`);
+const absent = STACK_CHARTS.filter((c) => !findChartArchive(c.component, c.version)).map((c) => `${c.component}-${c.version}.tgz`);
 const helm = helmBinary();
 const notRendered = !helm ? "every chart (no helm)" : absent.length > 0 ? `${absent.join(", ")} (archives absent: npm run charts:pull, or AI_PLATFORM_CHARTS_DIR)` : undefined;
 

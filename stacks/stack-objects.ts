@@ -10,9 +10,24 @@ import { REPO_ROOT } from "../infra/platform/charts";
 import { type Manifest, helmTemplate } from "../infra/platform/helm";
 import { isKubernetesObject } from "../infra/platform/k8s-validate";
 import { revealSecrets, type ResourceRecord, runWithMocks } from "../infra/platform/mocks";
-import { CHART_TYPE } from "./monitoring-charts";
+import { KEDA_CHART } from "../infra/autoscaling/constants";
+import type { Rendered } from "../infra/platform/apply-check";
+import type { KubeApi } from "../infra/platform/kube-api";
+import { type Crd, type CrdLibrary, crdServes } from "../infra/platform/crd-manifests";
+import { PINNED_CHARTS as SERVING_CHARTS } from "../infra/serving/constants";
+import { CHART_TYPE, MONITORING_CHARTS } from "./monitoring-charts";
 
 const CONFIG_FILE_TYPE = "kubernetes:yaml/v2:ConfigFile";
+
+/** Every chart archive a stack may render (the production example with KEDA installed uses each one). */
+export const STACK_CHARTS = [
+  ...MONITORING_CHARTS,
+  ...Object.entries(SERVING_CHARTS).map(([component, c]) => ({ component, version: c.version })),
+  { component: KEDA_CHART.component, version: KEDA_CHART.version },
+];
+
+/** Where the provider puts a namespaced object declared without a namespace. */
+const DEFAULT_NAMESPACE = "default";
 
 export interface RenderedRelease {
   readonly release: string;
@@ -98,4 +113,42 @@ export async function renderStackObjects(
     crdSources: resources.filter((r) => r.type === CONFIG_FILE_TYPE).map((r) => String(r.inputs.file)),
     skipped,
   };
+}
+
+/** What a stack's objects need from a cluster to be applied: the objects in order, CRDs the cluster must already have. */
+export interface ObjectsToApply {
+  /** Its CRD sets (from the library, by file name), the objects it declares, what its charts render. */
+  readonly rendered: Rendered[];
+  /** CRDs of kinds neither the stack nor the server serves, from the library: a cluster with that controller has them. */
+  readonly clusterCrds: Crd[];
+  /** Custom resources whose kind neither the stack, the server nor the library serves (left out of `rendered`). */
+  readonly withoutCrd: Manifest[];
+}
+
+/** A stack's objects against a server: which to apply, in namespaces, and which CRDs the cluster is assumed to have. */
+export async function objectsToApply(api: KubeApi, stack: StackObjects, library: CrdLibrary | undefined): Promise<ObjectsToApply> {
+  const programCrds = library ? stack.crdSources.flatMap((source) => library.file(path.basename(source)) ?? []) : [];
+  const all: Rendered[] = [
+    ...programCrds.map((obj) => ({ obj, namespace: DEFAULT_NAMESPACE })),
+    ...stack.direct.map((obj) => ({ obj, namespace: DEFAULT_NAMESPACE })),
+    ...stack.releases.flatMap((r) => r.objects.map((obj) => ({ obj, namespace: r.namespace }))),
+  ];
+  // Kinds the stack's objects define, then kinds the server serves, then kinds the cluster is assumed to have.
+  const defined = (o: Manifest) => all.some(({ obj: crd }) => crdServes(crd, o.apiVersion, o.kind));
+  const clusterCrds = new Map<string, Crd>();
+  const rendered: Rendered[] = [];
+  const withoutCrd: Manifest[] = [];
+  for (const r of all) {
+    const o = r.obj;
+    if (o.kind === "CustomResourceDefinition" || defined(o) || (await api.resourceFor(o.apiVersion, o.kind))) {
+      rendered.push(r);
+      continue;
+    }
+    const crd = library?.forKind(o.apiVersion, o.kind);
+    if (crd) {
+      clusterCrds.set(crd.metadata.name, crd);
+      rendered.push(r);
+    } else withoutCrd.push(o);
+  }
+  return { rendered, clusterCrds: [...clusterCrds.values()], withoutCrd };
 }

@@ -138,6 +138,8 @@ export interface ApiServer {
   readonly api: KubeApi;
   /** The server's version as it reports it (`/version` gitVersion). */
   readonly version: string;
+  /** What a client such as kubectl needs: the URL, the bearer token (system:masters), the serving certificate. */
+  readonly credentials: { readonly url: string; readonly token: string; readonly ca: string };
   stop(): Promise<void>;
 }
 
@@ -173,14 +175,17 @@ export async function startApiServer(bin: string, etcd: Etcd, etcdPrefix: string
   const url = `https://127.0.0.1:${port}`;
   const cert = path.join(dir, "certs", "apiserver.crt");
   let api: KubeApi | undefined;
+  let ca = "";
   const ready = async () => {
     if (!fs.existsSync(cert)) return false;
     // The self-signed certificate the server wrote at start, with its CA: the client verifies it (read again until
     // a request gets through, in case it was read half-written).
-    const client = api ?? new KubeApi(url, token, fs.readFileSync(cert, "utf8"));
+    const pem = api ? ca : fs.readFileSync(cert, "utf8");
+    const client = api ?? new KubeApi(url, token, pem);
     try {
       const status = (await client.raw("GET", "/readyz")).status;
       api = client;
+      ca = pem;
       return status === 200;
     } catch {
       if (client !== api) await client.close();
@@ -199,6 +204,7 @@ export async function startApiServer(bin: string, etcd: Etcd, etcdPrefix: string
   return {
     api: api as KubeApi,
     version,
+    credentials: { url, token, ca },
     stop: async () => {
       await (api as KubeApi).close();
       await stopProcess(proc);

