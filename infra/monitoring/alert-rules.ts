@@ -10,7 +10,10 @@ import { PLATFORM_NAME } from "../platform/labels";
 import { BUCKET_JOB_NAME, NAMESPACE } from "./constants";
 import { COLLECTOR_NAME } from "./collector-values";
 import { HEALTH_RULES } from "./health-rules";
+import type { AlertRule, RecordingRule } from "./rule-types";
 import { SLO_ALERT_RULES, SLO_RECORDING_RULES } from "./slo-rules";
+
+export type { AlertRule, RecordingRule };
 
 /** The label every platform alert carries besides `severity`: what a shared Alertmanager routes on. */
 export const ALERT_PLATFORM_LABEL = { platform: PLATFORM_NAME } as const;
@@ -30,25 +33,6 @@ export const ALERT_THRESHOLDS = {
 /** Where every alert's runbook line is on the book's page (the `runbook_url` annotation). */
 export const RUNBOOK_ANCHOR = "docs/monitoring.md#alerts";
 
-export interface AlertRule {
-  readonly alert: string;
-  readonly expr: string;
-  readonly for: string;
-  /** `critical` pages, `warning` is a ticket; `none` is the Watchdog, which only proves the path works. */
-  readonly severity: "critical" | "warning" | "none";
-  /** One line, with the alert's labels filled in (`{{ $labels.x }}`). */
-  readonly summary: string;
-  /** What firing means, without labels: a table's "fires when" in words. */
-  readonly description: string;
-  /** What to do, in one line (docs/monitoring.md "## Alerts"). */
-  readonly runbook: string;
-}
-
-/** A recording rule: a series the metrics server computes, which alerts read. */
-export interface RecordingRule {
-  readonly record: string;
-  readonly expr: string;
-}
 
 const t = ALERT_THRESHOLDS;
 

@@ -10,7 +10,7 @@
 // server, has a plain `absent()`; the metrics server is watched from outside by the Watchdog.
 import { APP_NAME as GATEWAY_NAME } from "../gateway/constants";
 import { DECODE_ROLE_LABEL, PART_OF as SERVING_PART_OF, POOL_PREFIX } from "../serving/constants";
-import type { AlertRule } from "./alert-rules";
+import type { AlertRule } from "./rule-types";
 import { COLLECTOR_NAME } from "./collector-values";
 import { NAMESPACE, SERVICES } from "./constants";
 import { METRICS_STORAGE } from "./metrics-values";

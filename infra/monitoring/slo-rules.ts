@@ -10,7 +10,7 @@
 //   buckets), out of every stream that got one. Non-streamed answers last as long as the generation, so no bound fits
 //   them; a wake from zero counts, as the client waited for it.
 // Ratios over every window are recording rules, so the alerts stay short and each is computed once.
-import type { AlertRule, RecordingRule } from "./alert-rules";
+import type { AlertRule, RecordingRule } from "./rule-types";
 
 export interface Objective {
   /** Share of good events over the budget period (30 days). */
