@@ -18,6 +18,7 @@ const T = {
   ingress: "kubernetes:networking.k8s.io/v1:Ingress",
   np: "kubernetes:networking.k8s.io/v1:NetworkPolicy",
   crd: "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+  deploy: "kubernetes:apps/v1:Deployment",
 } as const;
 
 const ISSUER = { name: "letsencrypt", kind: "ClusterIssuer" };
@@ -50,6 +51,17 @@ function expectAllValid(rs: ResourceRecord[]) {
 
 const API_RULE = { matches: [{ path: { type: "PathPrefix", value: "/" } }], backendRefs: [{ group: "", kind: "Service", name: "gateway", port: 80 }] };
 const REDIRECT_RULE = { matches: [{ path: { type: "PathPrefix", value: "/" } }], filters: [{ type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 301 } }] };
+/** What of the TLS Secret the gateway's pod holds: the volume, its mount, GATEWAY_TLS_CERT_FILE. */
+function certificateInPod(rs: ResourceRecord[]) {
+  const pod = manifest(rs, T.deploy, "gateway").spec.template.spec;
+  const c = pod.containers[0];
+  return {
+    volume: pod.volumes.find((v: any) => v.name === "tls-cert"),
+    mount: c.volumeMounts.find((m: any) => m.name === "tls-cert"),
+    env: c.env.find((e: any) => e.name === "GATEWAY_TLS_CERT_FILE"),
+  };
+}
+
 const ONLY_OWN_ROUTES = { namespaces: { from: "Same" }, kinds: [{ group: "gateway.networking.k8s.io", kind: "HTTPRoute" }] };
 
 describe("a Gateway of the platform's own, TLS from a cert-manager issuer", () => {
@@ -118,6 +130,10 @@ describe("a Gateway of the platform's own, TLS from a cert-manager issuer", () =
     });
   });
 
+  test("cert-manager's metrics watch the issued certificate: nothing of its Secret in the gateway's pod", () => {
+    expect(certificateInPod(rs)).toEqual({ volume: undefined, mount: undefined, env: undefined });
+  });
+
   test("every object is valid against its schema; nothing of it is retained (removing exposure unexposes the API)", () => {
     expectAllValid(rs);
     for (const name of ["gateway", "gateway-https-redirect"]) expect(named(rs, T.route, name).retainOnDelete).toBe(false);
@@ -142,6 +158,17 @@ describe("a Gateway of the platform's own, TLS from a provided Secret", () => {
     expectAllValid(rs);
   });
 
+  test("the gateway's pod mounts the Secret's certificate alone (never its key) and exports its expiry", async () => {
+    for (const mode of [{ ownGateway: { className: "istio" } }, { ingress: { className: "traefik", controller: "other" } }]) {
+      const rs = await run(exposure({ ...mode, hostnames: ["llm.example.com"], tls: { secretName: "llm-tls" } }));
+      expect(certificateInPod(rs)).toEqual({
+        volume: { name: "tls-cert", secret: { secretName: "llm-tls", items: [{ key: "tls.crt", path: "tls.crt" }], defaultMode: 0o440, optional: true } },
+        mount: { name: "tls-cert", mountPath: "/etc/gateway/tls", readOnly: true },
+        env: { name: "GATEWAY_TLS_CERT_FILE", value: "/etc/gateway/tls/tls.crt" },
+      });
+    }
+  });
+
   test("the stack output gateway.externalUrl is the first host name's", async () => {
     const { outputs } = await runWithOutputs(exposure({ ownGateway: { className: "istio" }, hostnames: ["llm.example.com", "api.example.org"], tls: { secretName: "llm-tls" } }));
     expect(outputs.gateway?.externalUrl).toBe("https://llm.example.com/v1");
@@ -159,6 +186,8 @@ describe("a Gateway of the platform's own, TLS from a provided Secret", () => {
     expect(named(rs, T.issuer, "gateway:exposure.tls.issuer:Issuer/internal-ca").read).toBe(true);
     expect(manifest(rs, T.certificate, "gateway-tls").spec).toMatchObject({ secretName: "llm-tls", issuerRef: { kind: "Issuer", name: "internal-ca" } });
     expect(manifest(rs, T.gateway, "gateway-public").spec.listeners[0].tls.certificateRefs).toEqual([{ group: "", kind: "Secret", name: "llm-tls" }]);
+    // cert-manager's metrics watch what it issues: nothing of the Secret in the gateway's pod.
+    expect(certificateInPod(rs)).toEqual({ volume: undefined, mount: undefined, env: undefined });
   });
 
   test("a cluster without cert-manager fails the preview naming the CRD and the key", async () => {

@@ -417,6 +417,12 @@ describe("catalog source and configuration errors", () => {
     expect(container(plain.rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_CORS_ORIGINS");
   });
 
+  test("without gateway:exposure no TLS Secret reaches the pod: no certificate volume, no GATEWAY_TLS_CERT_FILE", async () => {
+    const { rs } = await run();
+    expect(podTemplate(rs).spec.volumes.map((v: { name: string }) => v.name)).toEqual(["catalog", "keys", "tmp"]);
+    expect(container(rs).env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_TLS_CERT_FILE");
+  });
+
   test("gateway:traces sets the exporter and opens egress to the collector only; absent, neither", async () => {
     const traces = { endpoint: "http://otel-collector.observability:4318/v1/traces", sampleRatio: 0.25, egress: { namespace: "observability", podLabels: { app: "otel-collector" } } };
     const r = await run({ "gateway:traces": JSON.stringify(traces) });

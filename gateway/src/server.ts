@@ -19,6 +19,7 @@ import { RedisBuckets } from "./limits/redis-buckets";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
+import { TlsCertificateExpiry } from "./observability/tls-certificate-expiry";
 import { RequestTracing } from "./observability/tracing";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import { seedUsageSeries } from "./observability/usage-series";
@@ -40,6 +41,8 @@ export interface GatewayOptions {
   log?: Logger;
   /** Where spans go instead of the configured OTLP endpoint (tests). */
   traceExporter?: SpanExporter;
+  /** How often `settings.tlsCertFile` is read again, ms (tests; default a minute). */
+  tlsCertRereadMs?: number;
 }
 
 export interface RunningGateway {
@@ -174,6 +177,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     log.warn({ maxConnections, configured: settings.maxConnections }, "connection cap lowered to fit the open-file limit (raise `ulimit -n`)");
   }
   const metricsServer = createOpsServer(metrics, state);
+  const tlsExpiry = settings.tlsCertFile ? new TlsCertificateExpiry(settings.tlsCertFile, metrics.registry, log, opts.tlsCertRereadMs) : undefined;
+  await tlsExpiry?.start();
 
   const port = await listen(server, settings.port, settings.host);
   const metricsPort = await listen(metricsServer, settings.metricsPort, settings.host);
@@ -210,6 +215,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       health.stop();
       loadScraper.stop();
       keysReloader?.stop();
+      tlsExpiry?.stop();
       discoveries.forEach((d) => d.stop());
       // Requests held for a model to wake would outlast the grace: answered 503 now, their clients retry elsewhere.
       for (const pool of registry.all()) pool.scheduler.close();

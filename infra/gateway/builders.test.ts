@@ -1,12 +1,14 @@
-// Pure builders: key form and keys file, catalog rendering and checksum, termination timing.
+// Pure builders: key form and keys file, catalog rendering and checksum, termination timing, the provided certificate's mount.
 import { randomBytes } from "crypto";
 import { parse } from "yaml";
 import { ApiKeyStore, generateApiKey, hashApiKey } from "../../gateway/src/auth/api-keys";
 import { parseKeysFile } from "../../gateway/src/auth/keys-file";
 import { catalogChecksum, renderCatalog } from "./catalog";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
+import { DEFAULT_RESOURCES } from "./config";
 import { TEST_CATALOG } from "./testing";
-import { terminationGraceSeconds } from "./workload";
+import { buildDeploymentSpec, terminationGraceSeconds, type WorkloadArgs } from "./workload";
+import { parseSettingsEnv } from "../../gateway/src/config/settings";
 
 describe("API keys", () => {
   test("a key from random bytes has exactly the form generateApiKey() gives", () => {
@@ -55,4 +57,41 @@ describe("catalog", () => {
 
 test("SIGKILL comes after the drain delay and the whole shutdown grace", () => {
   expect(terminationGraceSeconds(30)).toBeGreaterThan(35);
+});
+
+describe("the provided TLS certificate's expiry", () => {
+  const args: WorkloadArgs = {
+    labelDomain: "ai-platform.io",
+    image: "gateway:0.1.0",
+    imagePullSecrets: [],
+    resources: DEFAULT_RESOURCES,
+    shutdownGraceSeconds: 30,
+    logLevel: "info",
+    corsOrigins: [],
+    env: {},
+    catalogChecksum: "abc",
+    redis: false,
+    fixedUserIds: true,
+  };
+  const pod = (a: WorkloadArgs) => buildDeploymentSpec(a).template.spec;
+
+  test("a provided Secret: its tls.crt alone is mounted read-only, and the gateway is told where", () => {
+    const spec = pod({ ...args, tlsCertSecret: "llm-tls" });
+    const volume = spec.volumes.find((v) => v.name === "tls-cert");
+    expect(volume).toEqual({ name: "tls-cert", secret: { secretName: "llm-tls", items: [{ key: "tls.crt", path: "tls.crt" }], defaultMode: 0o440, optional: true } });
+    const c = spec.containers[0]!;
+    const mount = c.volumeMounts.find((m) => m.name === "tls-cert");
+    expect(mount).toEqual({ name: "tls-cert", mountPath: "/etc/gateway/tls", readOnly: true });
+    const env = Object.fromEntries(c.env.map((e) => [e.name, "value" in e ? e.value : undefined]));
+    expect(env.GATEWAY_TLS_CERT_FILE).toBe(`${mount!.mountPath}/tls.crt`);
+    // The value is one the gateway accepts.
+    expect(parseSettingsEnv(env).settings?.tlsCertFile).toBe("/etc/gateway/tls/tls.crt");
+  });
+
+  test("none: no volume, no mount, no variable", () => {
+    const spec = pod(args);
+    expect(spec.volumes.map((v) => v.name)).not.toContain("tls-cert");
+    expect(spec.containers[0]!.volumeMounts.map((m) => m.name)).not.toContain("tls-cert");
+    expect(spec.containers[0]!.env.map((e) => e.name)).not.toContain("GATEWAY_TLS_CERT_FILE");
+  });
 });

@@ -15,6 +15,7 @@ import type { ApiKeySpec, GatewayConfig } from "./config";
 import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, RESPONSE_ID_SECRET_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
+import { providedTlsSecret } from "./exposure-config";
 import { declareExposure } from "./exposure-resources";
 import { buildNetworkPolicySpec, upstreamPeers } from "./network";
 import {
@@ -111,6 +112,7 @@ export class Gateway extends pulumi.ComponentResource {
             catalogChecksum: checksum,
             redis: redis !== undefined,
             upstreamApiKey: upstream !== undefined,
+            tlsCertSecret: providedTlsSecret(cfg.exposure),
             fixedUserIds: args.fixedUserIds,
             extraAnnotations: {
               ...(redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {}),

@@ -7,7 +7,7 @@ import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from
 import { CorsOriginSchema, OtlpEndpointSchema, parseSettingsEnv, SETTINGS_ENV } from "../../gateway/src/config/settings";
 import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
-import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS } from "./constants";
+import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS, TLS_CERT_FILE } from "./constants";
 import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, pinnedImage, port, quantity } from "../platform/schema-rules";
 import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
 import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
@@ -45,6 +45,7 @@ export const STACK_SET_ENV: Readonly<Record<string, string>> = {
   [SETTINGS_ENV.corsOrigins]: "`gateway:corsOrigins`",
   [SETTINGS_ENV.otlpTracesEndpoint]: "`gateway:traces.endpoint`",
   [SETTINGS_ENV.traceSampleRatio]: "`gateway:traces.sampleRatio`",
+  [SETTINGS_ENV.tlsCertFile]: `\`gateway:exposure.tls.secretName\` (no issuer): its \`${TLS_CERT_FILE}\``,
   // A test knob: a cluster's limits are per minute.
   [SETTINGS_ENV.rateLimitWindowMs]: "never set (tests only)",
 };

@@ -23,6 +23,9 @@ export const CATALOG_DIR = "/etc/gateway/catalog";
 export const CATALOG_FILE = "catalog.yaml";
 export const KEYS_DIR = "/etc/gateway/keys";
 export const KEYS_FILE = "keys.yaml";
+/** Where the certificate of a provided TLS Secret (`tls.crt` only, never the key) is mounted, for its expiry metric. */
+export const TLS_CERT_DIR = "/etc/gateway/tls";
+export const TLS_CERT_FILE = "tls.crt";
 export const REDIS_URL_KEY = "url";
 /** Key of the model servers' API key in the `gateway-upstream` Secret. */
 export const UPSTREAM_API_KEY_KEY = "api-key";

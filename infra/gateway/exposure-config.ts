@@ -142,6 +142,14 @@ export function tlsSecretName(e: ExposureSettings): string {
 }
 
 /**
+ * The Secret the operator provides and renews (`tls.secretName` without an issuer), whose expiry the gateway exports;
+ * undefined when cert-manager writes it (its own metrics watch it) or there is none.
+ */
+export function providedTlsSecret(e: ExposureSettings | undefined): string | undefined {
+  return e?.tls?.issuer === undefined ? e?.tls?.secretName : undefined;
+}
+
+/**
  * `gateway:httpRoute` (the key before `gateway:exposure`), translated: the preview prints exactly what to write. The
  * translation renders the same HTTPRoute under the same name, so the object is updated in place, not replaced.
  */

@@ -10,6 +10,8 @@ import {
   KEYS_DIR,
   KEYS_FILE,
   METRICS_PATH,
+  TLS_CERT_DIR,
+  TLS_CERT_FILE,
   OBJECT_NAMES,
   PORTS,
   DRAIN_DELAY_SECONDS,
@@ -42,6 +44,12 @@ export interface WorkloadArgs {
   readonly upstreamApiKey?: boolean;
   /** Set the image's user ids (false where the cluster assigns them). */
   readonly fixedUserIds: boolean;
+  /**
+   * The kubernetes.io/tls Secret the operator provides (`gateway:exposure.tls.secretName` without an issuer): its
+   * certificate alone is mounted, so the gateway exports its expiry. Certificates cert-manager issues are watched
+   * through cert-manager's metrics.
+   */
+  readonly tlsCertSecret?: string;
   /** More pod-template annotations (the Redis URL's digest: env is read at start, so a change must roll the pods). */
   readonly extraAnnotations?: Readonly<Record<string, string>>;
 }
@@ -63,7 +71,7 @@ export function podAnnotations(catalogChecksum: string): Record<string, string> 
   };
 }
 
-export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "traces" | "env" | "redis" | "upstreamApiKey">) {
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "traces" | "env" | "redis" | "upstreamApiKey" | "tlsCertSecret">) {
   const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
     { name: SETTINGS_ENV.port, value: String(PORTS.http) },
     { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
@@ -78,6 +86,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
     env.push({ name: SETTINGS_ENV.otlpTracesEndpoint, value: args.traces.endpoint });
     env.push({ name: SETTINGS_ENV.traceSampleRatio, value: String(args.traces.sampleRatio) });
   }
+  if (args.tlsCertSecret) env.push({ name: SETTINGS_ENV.tlsCertFile, value: `${TLS_CERT_DIR}/${TLS_CERT_FILE}` });
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
   if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
   env.push({ name: SETTINGS_ENV.responseIdSecret, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.responseIds, key: RESPONSE_ID_SECRET_KEY } } });
@@ -133,6 +142,7 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
             volumeMounts: [
               { name: "catalog", mountPath: CATALOG_DIR, readOnly: true },
               { name: "keys", mountPath: KEYS_DIR, readOnly: true },
+              ...(args.tlsCertSecret ? [{ name: "tls-cert", mountPath: TLS_CERT_DIR, readOnly: true }] : []),
               { name: "tmp", mountPath: "/tmp" },
             ],
           },
@@ -140,6 +150,11 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
         volumes: [
           { name: "catalog", configMap: { name: OBJECT_NAMES.catalog } },
           { name: "keys", secret: { secretName: OBJECT_NAMES.keys, defaultMode: 0o440 } },
+          // The certificate only: the private key never enters the gateway's pod. Optional: a Secret not made yet
+          // must not keep the API from starting (the gauge is absent until it is).
+          ...(args.tlsCertSecret
+            ? [{ name: "tls-cert", secret: { secretName: args.tlsCertSecret, items: [{ key: TLS_CERT_FILE, path: TLS_CERT_FILE }], defaultMode: 0o440, optional: true } }]
+            : []),
           // The only writable path (the root filesystem is read-only); memory-backed and small.
           { name: "tmp", emptyDir: { medium: "Memory", sizeLimit: "16Mi" } },
         ],

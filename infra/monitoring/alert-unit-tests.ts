@@ -167,6 +167,20 @@ export function healthUnitTests(): UnitTest[] {
       ],
     },
     {
+      // time() is the evaluation time: a provided certificate ending at 10 days (one pod still reads it at 9: the
+      // newest read counts), one at 60 in another namespace.
+      interval: "5m",
+      input_series: [
+        { series: 'gateway_tls_certificate_expiry_timestamp_seconds{namespace="ai-gateway", pod="gateway-7d9f8b6c4-abcde"}', values: `${10 * day}x30` },
+        { series: 'gateway_tls_certificate_expiry_timestamp_seconds{namespace="ai-gateway", pod="gateway-7d9f8b6c4-fghij"}', values: `${9 * day}x30` },
+        { series: 'gateway_tls_certificate_expiry_timestamp_seconds{namespace="ai-gateway-b", pod="gateway-5c8d7e9f1-klmno"}', values: `${60 * day}x30` },
+      ],
+      alert_rule_test: [
+        { eval_time: "30m", alertname: "CertificateExpiringSoon", exp_alerts: [] },
+        { eval_time: "90m", alertname: "CertificateExpiringSoon", exp_alerts: [expected(rule("CertificateExpiringSoon"), { namespace: "ai-gateway", name: "gateway:exposure.tls.secretName" })] },
+      ],
+    },
+    {
       // time() is the evaluation time: a certificate ending at 10 days, one at 60.
       interval: "5m",
       input_series: [

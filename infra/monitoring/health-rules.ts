@@ -176,13 +176,17 @@ export const HEALTH_RULES: readonly AlertRule[] = [
   },
   {
     alert: "CertificateExpiringSoon",
-    expr: `min by (namespace, name) (certmanager_certificate_expiration_timestamp_seconds) - time() < ${t.certificateDays} * 86400`,
+    // A certificate the operator provides, as the gateway reads it from the Secret: the newest any pod has read (a pod
+    // whose mount lags a renewal by a minute must not hold the alert).
+    expr:
+      `min by (namespace, name) (certmanager_certificate_expiration_timestamp_seconds) - time() < ${t.certificateDays} * 86400` +
+      ` or label_replace(max by (namespace) (gateway_tls_certificate_expiry_timestamp_seconds), "name", "gateway:exposure.tls.secretName", "", "") - time() < ${t.certificateDays} * 86400`,
     for: "1h",
     severity: "warning",
     summary: "Certificate {{ $labels.namespace }}/{{ $labels.name }} expires in under 14 days.",
-    description: "A Certificate cert-manager manages is within 14 days of expiry: renewal is failing. A certificate it does not manage (`tls.secretName` without an issuer) is not watched by the platform.",
+    description: "A certificate expires within 14 days: cert-manager's renewal fails, or your `tls.secretName` Secret was not renewed.",
     runbook:
-      "`kubectl -n <namespace> describe certificate <name>` and its CertificateRequest and Order: an HTTP-01 challenge the Gateway or Ingress does not route, a DNS record elsewhere, an issuer rate limit.",
+      "Name `gateway:exposure.tls.secretName`: renew your Secret (operations.md, Rotate secrets). Else `kubectl -n <namespace> describe certificate <name>`, its CertificateRequest and Order: an HTTP-01 challenge not routed, DNS elsewhere, an issuer rate limit.",
   },
   {
     alert: "VolumeFilling",

@@ -304,6 +304,11 @@ const SettingsObject = z.strictObject({
     about("OTLP/HTTP traces endpoint; unset: no traces."),
   ),
   traceSampleRatio: z.coerce.number().min(0).max(1).default(1).meta(about("Share traced when the caller's `traceparent` decides nothing.")),
+  tlsCertFile: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(about("PEM certificate (leaf first) whose expiry is exported; re-read each minute.")),
   corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("`Access-Control-Max-Age` of a preflight, seconds.")),
   ...LimitsSchema,
 });
@@ -384,6 +389,7 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   corsMaxAgeSeconds: "GATEWAY_CORS_MAX_AGE_SECONDS",
   otlpTracesEndpoint: "GATEWAY_OTLP_TRACES_ENDPOINT",
   traceSampleRatio: "GATEWAY_TRACE_SAMPLE_RATIO",
+  tlsCertFile: "GATEWAY_TLS_CERT_FILE",
 };
 
 /** A setting the environment got wrong: the variable, and what is wrong with its value. */

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   key?: string;
   /** Limits of the harness key. */
   keyLimits?: { rpm?: number; tpm?: number };
+  /** How often GATEWAY_TLS_CERT_FILE is read again, ms. */
+  tlsCertRereadMs?: number;
 }
 
 export async function startHarness(models: HarnessModel[], options: HarnessOptions = {}): Promise<Harness> {
@@ -122,6 +124,7 @@ export async function startHarness(models: HarnessModel[], options: HarnessOptio
     catalog: parseCatalog(mapCatalog(catalog)),
     keys: [{ name: "test-key", sha256: hashApiKey(key), ...options.keyLimits }, ...extraKeys],
     traceExporter: options.traceExporter,
+    tlsCertRereadMs: options.tlsCertRereadMs,
     log: createLogger("info", sink),
   });
   const baseURL = `${gateway.url}/v1`;

@@ -5,6 +5,7 @@ import { parser as promqlParser } from "@prometheus-io/lezer-promql";
 import { Histogram } from "prom-client";
 import { CatalogSchema } from "../../../gateway/src/config/catalog";
 import { GatewayMetrics } from "../../../gateway/src/observability/metrics";
+import { TLS_CERT_EXPIRY_METRIC } from "../../../gateway/src/observability/tls-certificate-expiry";
 import { ModelRegistry } from "../../../gateway/src/upstream/registry";
 import { VLLM as VLLM_FACTS } from "../../serving/model-server-facts";
 import { withGrafanaTimes } from "./model";
@@ -164,8 +165,15 @@ function readGatewayMetrics(): MetricSource {
   };
 }
 
+/** Registered only while GATEWAY_TLS_CERT_FILE reads as a certificate, so not in an empty GatewayMetrics. */
+const GATEWAY_TLS: MetricSource = {
+  exposedBy: "the gateway (/metrics on 9090), with GATEWAY_TLS_CERT_FILE set",
+  reference: "gateway/src/observability/tls-certificate-expiry.ts",
+  names: [TLS_CERT_EXPIRY_METRIC],
+};
+
 export function metricSources(): MetricSource[] {
-  return [gatewayMetrics(), gatewayWakeMetrics(), VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI, SCRAPES, KUBELET, CERT_MANAGER];
+  return [gatewayMetrics(), gatewayWakeMetrics(), GATEWAY_TLS, VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI, SCRAPES, KUBELET, CERT_MANAGER];
 }
 
 /** The metric names a PromQL expression selects, from Prometheus' own grammar. */
