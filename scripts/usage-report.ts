@@ -28,6 +28,17 @@ export function retentionProblem(range: string, at: Date, now: Date, retention: 
   );
 }
 
+export const USAGE_HELP = `Usage: npm run usage -- [options]
+Requests and tokens per API key and model over a period, from the metrics server.
+  --prometheus URL   the metrics server (default $PROMETHEUS_URL, else http://127.0.0.1:9090)
+  --range D          the period, a Prometheus duration ending at --at (default ${DEFAULT_RANGE}; at most the server's
+                     retention, ${METRICS_STORAGE.retention}, back from now)
+  --at TIME          the period's end: ISO 8601 or Unix seconds (default now)
+  --key NAME         one key only
+  --format F         table, csv or json (default table)
+  --help             this text`;
+
+/** The options, or "help" when asked for it; throws with a message naming the option on anything else. */
 export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = process.env, now: Date = new Date()) {
   const { values } = parseArgs({
     args,
@@ -37,8 +48,10 @@ export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = pr
       at: { type: "string" },
       key: { type: "string" },
       format: { type: "string" },
+      help: { type: "boolean" },
     },
   });
+  if (values.help) return "help" as const;
   const at = values.at === undefined ? now : new Date(/^\d+(\.\d+)?$/.test(values.at) ? Number(values.at) * 1000 : values.at);
   const parsed = UsageQuerySchema.extend({ format: FormatSchema }).safeParse({
     prometheus: values.prometheus ?? env.PROMETHEUS_URL ?? "http://127.0.0.1:9090",
@@ -57,13 +70,20 @@ export function usageOptionsFromArgv(args: string[], env: NodeJS.ProcessEnv = pr
 }
 
 async function main(): Promise<void> {
-  const { format, ...query } = usageOptionsFromArgv(process.argv.slice(2));
+  const options = usageOptionsFromArgv(process.argv.slice(2));
+  if (options === "help") {
+    process.stdout.write(`${USAGE_HELP}\n`);
+    return;
+  }
+  const { format, ...query } = options;
   process.stdout.write(formatUsage(await queryUsage(query), format));
 }
 
 if (require.main === module) {
   main().catch((err: unknown) => {
     console.error(err instanceof Error ? err.message : err);
+    // A wrong option gets the options with it.
+    if ((err as { code?: string }).code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") console.error(USAGE_HELP);
     process.exit(1);
   });
 }

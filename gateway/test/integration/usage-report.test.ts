@@ -134,10 +134,30 @@ describe("npm run usage: a period the metrics server no longer holds is refused"
     ["a week that ended a week ago", ["--range", "7d", "--at", "2026-10-25T00:00:00Z"], "7d"],
     ["two weeks in hours", ["--range", "336h"], "336h"],
   ])("%s: accepted", (_, args, range) => {
-    expect(usageOptionsFromArgv(args, {}, now).range).toBe(range);
+    expect(usageOptionsFromArgv(args, {}, now)).toMatchObject({ range });
   });
 
-  test("the command refuses before it asks the metrics server anything: exit 2, the message, no request", async () => {
+  /** The command as an operator runs it: exit code, stdout, stderr. */
+  const runUsage = async (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+    const child = spawn(process.execPath, ["--import", "tsx", "scripts/usage-report.ts", ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const [code] = (await once(child, "exit")) as [number];
+    return { code, stdout, stderr };
+  };
+
+  test("--help prints every option and exits 0; an unknown option fails, naming it, with the options", async () => {
+    const help = await runUsage(["--help"]);
+    expect(help.code).toBe(0);
+    for (const option of ["--prometheus", "--range", "--at", "--key", "--format", "--help"]) expect(help.stdout).toContain(option);
+    const wrong = await runUsage(["--ranges", "7d"]);
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(/Unknown option '--ranges'[\s\S]*--range D/);
+  }, 30_000);
+
+  test("the command refuses before it asks the metrics server anything: a failing exit, the message, no request", async () => {
     let asked = 0;
     const server = createServer((_req, res) => {
       asked += 1;
