@@ -11,6 +11,7 @@ import { spawnSimulator, stopAll } from "../../../scripts/lib/processes";
 import { startDnsServer, type LoopbackDns } from "../support/dns-server";
 import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
 import { ReservedPort } from "../../../local/reserved-port";
+import { scrapedSum } from "../support/scrape";
 
 const HOST = "model-m.scale-down.internal";
 const ADDRESSES = ["127.0.0.1", "127.0.0.2", "127.0.0.3"];
@@ -152,12 +153,5 @@ describe("scale-down and restart of model servers under load, real processes", (
   }, 60_000);
 
   /** Requests a replica finished, from its own /metrics. */
-  const served = async (address: string): Promise<number> => {
-    const res = await request(`http://${address}:${port}/metrics`);
-    const text = await res.body.text();
-    return text
-      .split("\n")
-      .filter((l) => l.startsWith("vllm:request_success_total"))
-      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
-  };
+  const served = (address: string) => scrapedSum(`http://${address}:${port}/metrics`, "vllm:request_success_total");
 });

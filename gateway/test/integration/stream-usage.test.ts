@@ -1,3 +1,4 @@
+import { scrapedSum } from "../support/scrape";
 import { startHarness, waitFor, type Harness } from "../support/harness";
 
 /**
@@ -68,14 +69,8 @@ describe("usage of streams", () => {
     expect(chunks.every((c) => c.includes('"usage":{'))).toBe(true);
   });
 
-  /** Tokens the simulator generated so far (vLLM's counter, on its /metrics): it only grows, cancelled requests' too. */
-  const generatedBySimulator = async (): Promise<number> => {
-    const text = await (await fetch(`${h.sims["m"]![0]!.url}/metrics`)).text();
-    return text
-      .split("\n")
-      .filter((l) => l.startsWith("vllm:generation_tokens_total"))
-      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
-  };
+  /** Tokens the simulator generated so far (vLLM's counter): it only grows, cancelled requests' too. */
+  const generatedBySimulator = () => scrapedSum(`${h.sims["m"]![0]!.url}/metrics`, "vllm:generation_tokens_total");
 
   it("a chat stream the client cut is counted with what it used, and the key's TPM settled with that", async () => {
     // Two identical small requests around the cut stream: the difference of the bucket's level is what the
