@@ -12,7 +12,7 @@ const GATEWAY_FLOORS = [
   ["api", "context"],
   ["config"],
   ["observability"],
-  ["auth", "limits"],
+  ["auth", "limits", "ledger"],
   ["http"],
   ["upstream"],
   ["endpoints"],

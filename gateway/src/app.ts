@@ -12,7 +12,9 @@ import { front } from "./http/front";
 import { probeRoutes, type ProbeState } from "./http/probes";
 import type { LingeringClose } from "./http/lingering-close";
 import type { KeyedBudget } from "./limits/keyed-budget";
+import type { KeyBudgets } from "./limits/key-budgets";
 import type { RateLimiter } from "./limits/rate-limiter";
+import type { UsageLedger } from "./ledger/usage-ledger";
 import { Accounting } from "./observability/accounting";
 import type { LogSampler } from "./observability/log-sampler";
 import type { Logger } from "./observability/logger";
@@ -33,6 +35,10 @@ export interface AppDeps {
   state: ProbeState;
   dispatcher: Dispatcher;
   limiter: RateLimiter;
+  /** Day and month budgets per key. */
+  keyBudgets?: KeyBudgets;
+  /** Counts per key, model and hour, written to the object store (absent: no ledger). */
+  ledger?: UsageLedger;
   budget: KeyedBudget;
   /** Memory for non-streaming answers held until their clients take them. */
   answerBudget: KeyedBudget;
@@ -62,10 +68,10 @@ export function createApp(deps: AppDeps): Express {
   app.set("etag", false);
   app.set("query parser", "simple");
 
-  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing);
+  const accounting = new Accounting(deps.log, deps.sampler, deps.metrics, deps.tracing, deps.ledger);
   const auth = requireApiKey(deps.keys);
   const refused = (reason: string) => deps.metrics.admissionRefusals.inc({ reason });
-  const admit = admitRequest(settings, { limiter: deps.limiter, budget: deps.budget, inFlight: deps.inFlight, events: { refused } });
+  const admit = admitRequest(settings, { limiter: deps.limiter, keyBudgets: deps.keyBudgets, budget: deps.budget, inFlight: deps.inFlight, events: { refused } });
   const upstreamOptions = {
     dispatcher: deps.dispatcher,
     upstreamAuthorization: upstreamAuthorization(settings),

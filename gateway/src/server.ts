@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { hostname } from "node:os";
 import type { AddressInfo } from "node:net";
 import { getHeapStatistics } from "node:v8";
 import Redis from "ioredis";
@@ -16,6 +17,13 @@ import { createTransport } from "./http/transport";
 import { KeyedBudget } from "./limits/keyed-budget";
 import { RateLimiter } from "./limits/rate-limiter";
 import { RedisBuckets } from "./limits/redis-buckets";
+import { LocalBudgetCounters } from "./limits/budget-counters";
+import { KeyBudgets, type BudgetBaseline } from "./limits/key-budgets";
+import { RedisBudgetCounters } from "./limits/redis-budget-counters";
+import { LedgerTotals } from "./ledger/ledger-totals";
+import { DirLedgerStore, S3LedgerStore } from "./ledger/store";
+import { UsageLedger } from "./ledger/usage-ledger";
+import { systemClock } from "./context/clock";
 import { LogSampler } from "./observability/log-sampler";
 import { createLogger, type Logger } from "./observability/logger";
 import { GatewayMetrics } from "./observability/metrics";
@@ -33,6 +41,9 @@ import type { AdapterEvents } from "./upstream/lora/pool-adapters";
 import type { Replica } from "./upstream/replica";
 import { ModelRegistry } from "./upstream/registry";
 
+/** How long the last ledger write of a shutdown may take: within the pod's termination margin (10 s). */
+export const LEDGER_CLOSE_TIMEOUT_MS = 5000;
+
 export interface GatewayOptions {
   settings: GatewaySettings;
   catalog: Catalog;
@@ -43,6 +54,8 @@ export interface GatewayOptions {
   traceExporter?: SpanExporter;
   /** How often `settings.tlsCertFile` is read again, ms (tests; default a minute). */
   tlsCertRereadMs?: number;
+  /** The wall clock, epoch ms: the ledger's hours and the budgets' periods (tests move it; default Date.now). */
+  wallClock?: () => number;
 }
 
 export interface RunningGateway {
@@ -65,6 +78,8 @@ export interface RunningGateway {
   close(): Promise<void>;
   /** Traces, when configured (flush() in tests). */
   tracing?: RequestTracing;
+  /** The usage ledger, when configured. */
+  ledger?: UsageLedger;
 }
 
 async function listen(server: Server, port: number, host: string): Promise<number> {
@@ -130,6 +145,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
       startUp: redisReady,
     },
   );
+  const wallNow = opts.wallClock ?? Date.now;
+  const { ledger, baseline } = usageLedger(settings, wallNow, log, metrics);
+  const keyBudgets = new KeyBudgets(limiter, redis ? new RedisBudgetCounters(redis, wallNow) : undefined, new LocalBudgetCounters(wallNow), baseline, wallNow, systemClock, metrics.observeBudgets(() => keys.records(), wallNow));
+  if (!ledger && [...keys.records()].some((k) => k.budget)) {
+    log.warn("keys have budgets but no usage ledger is configured: budgets start from zero when the limits store (or, without one, the gateway) restarts");
+  }
   // The readiness detail, with Redis only: without it, limits are always per replica.
   if (redis) state.limits = () => limiter.state;
 
@@ -161,7 +182,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     lingering: (count) => metrics.lingeringConnections.set(count),
     ended: (outcome) => metrics.lingeringCloses.inc({ outcome }),
   });
-  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, budget, answerBudget, inFlight, metrics, responseIds, tracing, lingering });
+  const app = createApp({ settings, registry, keys, log, sampler, state, dispatcher, limiter, keyBudgets, ledger, budget, answerBudget, inFlight, metrics, responseIds, tracing, lingering });
   const { server, guard, maxConnections } = createTransport(app, settings, {
     refused: (scope) => metrics.connectionsRefused.inc({ scope }),
     evicted: (scope) => metrics.connectionsEvicted.inc({ scope }),
@@ -231,6 +252,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
         metricsServer.close(() => resolve());
         metricsServer.closeAllConnections();
       });
+      // Every request has been counted: the ledger's last counts go out before the store connections close.
+      if (ledger) {
+        await ledger.close(LEDGER_CLOSE_TIMEOUT_MS);
+        if (ledger.unwrittenHours > 0) log.error({ objects: ledger.unwrittenHours }, "usage ledger: the last counts could not be written and are lost");
+      }
       limiter.stop();
       sampler.stop();
       metrics.eventLoop.stop();
@@ -255,9 +281,32 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningGateway
     state,
     server,
     tracing,
+    ledger,
     maxConnections,
     close,
   };
+}
+
+/** The ledger the settings name (a bucket, a directory, or none) and the budgets' baseline read from it. */
+function usageLedger(settings: GatewaySettings, wallNow: () => number, log: Logger, metrics: GatewayMetrics): { ledger?: UsageLedger; baseline: BudgetBaseline } {
+  const store = settings.ledgerBucket
+    ? new S3LedgerStore({ bucket: settings.ledgerBucket, endpoint: settings.ledgerEndpoint, region: settings.ledgerRegion })
+    : settings.ledgerDir
+      ? new DirLedgerStore(settings.ledgerDir)
+      : undefined;
+  if (!store) return { baseline: async () => 0 };
+  const ledger = new UsageLedger(store, {
+    prefix: settings.ledgerPrefix,
+    podName: settings.replicaName ?? process.env.HOSTNAME ?? hostname(),
+    flushMs: settings.ledgerFlushMs,
+    clock: systemClock,
+    wallNow,
+    log,
+    events: metrics.forLedger(),
+  });
+  log.info({ store: store.describe, prefix: settings.ledgerPrefix, replica: ledger.replica, flushMs: settings.ledgerFlushMs }, "usage ledger on");
+  const totals = new LedgerTotals(store, settings.ledgerPrefix, wallNow);
+  return { ledger, baseline: (key, resource, start, end) => totals.total(key, resource, start, end) };
 }
 
 /** Each model with adapters loads them through `client`; every load, failure and eviction is counted and logged. */

@@ -177,6 +177,17 @@ export const errors = {
       retryAfterHeaders(1),
     ),
 
+  /** A key's budget counter must be rebuilt from the usage ledger, and the ledger cannot be read. */
+  budgetUnavailable: (keyName: string, detail: string) =>
+    new ApiError(
+      503,
+      `The gateway cannot check key '${keyName}''s budget right now: its count must be read from the usage ledger, which failed (${detail.slice(0, 200)}). Retry after 5s.`,
+      "service_unavailable_error",
+      "budget_state_unavailable",
+      null,
+      retryAfterHeaders(5),
+    ),
+
   /** A gateway-wide bound is reached (`what`: "request body memory", "answer memory", "requests in progress"). */
   gatewayOverloaded: (what = "request body memory") =>
     new ApiError(
@@ -280,6 +291,20 @@ export const errors = {
       "rate_limit_exceeded",
       null,
       headers,
+    ),
+
+  /**
+   * A key's day or month budget is spent: OpenAI's quota refusal (type `insufficient_quota`), which the SDKs must not
+   * retry; Retry-After and x-budget-reset say when the period resets.
+   */
+  budgetExceeded: (keyName: string, resource: "tokens" | "requests", limit: number, period: "day" | "month", label: string, resetAt: Date, waitSeconds: number) =>
+    new ApiError(
+      429,
+      `Key '${keyName}' has used its budget of ${limit.toLocaleString("en-US")} ${resource} for the ${period} ${label} (UTC). It resets at ${resetAt.toISOString()}.`,
+      "insufficient_quota",
+      "budget_exceeded",
+      null,
+      { ...retryAfterHeaders(waitSeconds), "x-should-retry": "false", "x-budget-reset": resetAt.toISOString() },
     ),
 
   upstreamTimeout: (model: string) =>

@@ -10,6 +10,15 @@ import type { ApiKeyRecord } from "../context/api-key-record";
 
 export const KEY_PREFIX = "sk-";
 
+export const BudgetSchema = z
+  .strictObject({
+    tokens: z.number().int().positive().optional(),
+    requests: z.number().int().positive().optional(),
+    period: z.enum(["day", "month"]),
+  })
+  .refine((b) => b.tokens !== undefined || b.requests !== undefined, { error: "budget: set tokens, requests or both" });
+export type Budget = z.infer<typeof BudgetSchema>;
+
 const KeyNameSchema = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "key name: lowercase letters, digits, . _ -");
 
 export const ApiKeyEntrySchema = z.strictObject({
@@ -27,6 +36,8 @@ export const ApiKeyEntrySchema = z.strictObject({
   priority: z.enum(["interactive", "batch"]).optional(),
   /** Its share of a busy model's slots relative to other keys of its priority (default 1). */
   weight: z.number().positive().max(1000).optional(),
+  /** Tokens (prompt and completion) and/or requests the key may use per UTC day or month, across all replicas. */
+  budget: BudgetSchema.optional(),
 });
 
 export const ApiKeysFileSchema = z.strictObject({ keys: z.array(ApiKeyEntrySchema) });
@@ -75,6 +86,7 @@ export class ApiKeyStore {
           // Filled in, so the record itself is the scheduler's tenant (upstream/scheduler/tenant.ts).
           priority: parsed.priority ?? "interactive",
           weight: parsed.weight ?? 1,
+          budget: parsed.budget,
         },
       });
     }
@@ -84,6 +96,11 @@ export class ApiKeyStore {
 
   get size(): number {
     return this.byDigest.size;
+  }
+
+  /** Every key's record (the budget gauges). */
+  *records(): IterableIterator<ApiKeyRecord> {
+    for (const { record } of this.byDigest.values()) yield record;
   }
 
   /** The key's record, or undefined when it is unknown or expired. */

@@ -309,6 +309,30 @@ const SettingsObject = z.strictObject({
     .min(1)
     .optional()
     .meta(about("PEM certificate (leaf first) whose expiry is exported; re-read each minute.")),
+  ledgerBucket: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, "an S3 bucket name")
+    .optional()
+    .meta(about("Bucket of the [usage ledger](usage-ledger.md); credentials from the AWS SDK's default chain (`AWS_ACCESS_KEY_ID`, web identity).")),
+  ledgerEndpoint: z.url({ protocol: /^https?$/ }).optional().meta(about("S3-compatible endpoint of the ledger's bucket (MinIO, Ceph); unset: AWS S3.")),
+  ledgerRegion: z.string().min(1).default("us-east-1").meta(about("Region the ledger's requests are signed for.")),
+  ledgerPrefix: z
+    .string()
+    .regex(/^([A-Za-z0-9._-]+\/)*$/, "empty, or path segments each ending in /")
+    .default("ledger/")
+    .meta(about("Where in the bucket (or directory) the ledger's objects go; the gateway writes nothing outside it.")),
+  ledgerDir: z.string().min(1).optional().meta(about("A directory for the ledger instead of a bucket (one replica, `npm start`).")),
+  ledgerFlushMs: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .meta(about("How often counts are written to the ledger, ms: what a killed replica may lose at most.")),
+  replicaName: z
+    .string()
+    .min(1)
+    .optional()
+    .meta(about("This replica's name in the ledger (a random part is added per process); unset: `HOSTNAME`, the pod's name.")),
   corsMaxAgeSeconds: z.coerce.number().int().nonnegative().max(86_400).default(600).meta(about("`Access-Control-Max-Age` of a preflight, seconds.")),
   ...LimitsSchema,
 });
@@ -324,6 +348,7 @@ export const GatewaySettingsSchema = SettingsObject.superRefine((s, ctx) => {
   if (s.answerMemoryBytes < s.answerMemoryPerKeyBytes) issue("answerMemoryBytes", `must be at least the per-key share (${s.answerMemoryPerKeyBytes})`);
   if (s.maxConnectionsPerAddress > s.maxConnections) issue("maxConnectionsPerAddress", `must be at most maxConnections (${s.maxConnections})`);
   if (s.lingerBytes < s.bodyLimitBytes) issue("lingerBytes", `must be at least the body limit (${s.bodyLimitBytes})`);
+  if (s.ledgerBucket && s.ledgerDir) issue("ledgerDir", "set either a bucket or a directory for the ledger, not both");
   if (s.requestTimeoutMs <= s.headersTimeoutMs) issue("requestTimeoutMs", `must exceed the headers timeout (${s.headersTimeoutMs})`);
 });
 
@@ -390,6 +415,13 @@ export const SETTINGS_ENV: Record<keyof GatewaySettings, string> = {
   otlpTracesEndpoint: "GATEWAY_OTLP_TRACES_ENDPOINT",
   traceSampleRatio: "GATEWAY_TRACE_SAMPLE_RATIO",
   tlsCertFile: "GATEWAY_TLS_CERT_FILE",
+  ledgerBucket: "GATEWAY_LEDGER_BUCKET",
+  ledgerEndpoint: "GATEWAY_LEDGER_S3_ENDPOINT",
+  ledgerRegion: "GATEWAY_LEDGER_S3_REGION",
+  ledgerPrefix: "GATEWAY_LEDGER_PREFIX",
+  ledgerDir: "GATEWAY_LEDGER_DIR",
+  ledgerFlushMs: "GATEWAY_LEDGER_FLUSH_MS",
+  replicaName: "GATEWAY_REPLICA_NAME",
 };
 
 /** A setting the environment got wrong: the variable, and what is wrong with its value. */

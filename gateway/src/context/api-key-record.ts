@@ -16,4 +16,6 @@ export interface ApiKeyRecord {
   priority?: Priority;
   /** Its share of a busy model's slots relative to other keys of its priority; absent: 1. */
   weight?: number;
+  /** Tokens and/or requests per UTC day or month, across replicas (limits/budgets.ts). */
+  budget?: { tokens?: number; requests?: number; period: "day" | "month" };
 }

@@ -5,6 +5,8 @@ export interface Usage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;
+  /** Prompt tokens served from the model server's prefix cache, where it reports them. */
+  prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 
 /**
@@ -20,4 +22,12 @@ export interface LimitTicket extends Releasable {
   settle(usage: Usage | undefined, began: boolean): Promise<void>;
   /** The response closed: the slot goes back (idempotent). */
   release(): void;
+}
+
+/** A request's hold on its key's day or month budgets (limits/key-budgets.ts). */
+export interface BudgetTicket extends Releasable {
+  /** Takes the tokens the request may use, at most what is left, or throws the 429 envelope. */
+  reserveTokens(tokens: number): Promise<void>;
+  /** Charges the difference between what was taken and the usage. */
+  settle(usage: Usage | undefined, began: boolean): Promise<void>;
 }

@@ -3,7 +3,7 @@ import type { Span } from "@opentelemetry/api";
 import type { AdmittedBody } from "./admitted-body";
 import type { ApiKeyRecord } from "./api-key-record";
 import { ClientGone } from "./client-gone";
-import type { LimitTicket } from "./limit-ticket";
+import type { BudgetTicket, LimitTicket } from "./limit-ticket";
 import type { Releasable } from "./releasable";
 
 /** Fields of the one log line written per request; each layer fills in what it learns. */
@@ -19,6 +19,8 @@ export interface RequestLogFields {
   heldMs?: number;
   promptTokens?: number;
   completionTokens?: number;
+  /** Prompt tokens the model server served from its prefix cache (absent when it reported none). */
+  cachedTokens?: number;
   errorCode?: string | null;
   streamError?: string;
   /** The Responses API: the id of the response made (the gateway chose it), or the one a follow-up asked for. */
@@ -48,8 +50,12 @@ export class RequestContext {
   charged = false;
   /** The key's hold on its cross-replica limits (a request, a slot, reserved tokens), settled when usage is known. */
   limitTicket: LimitTicket | undefined = undefined;
+  /** What the request holds of its key's day or month budgets (limits/key-budgets.ts), settled with the usage. */
+  budgetHold: BudgetTicket | undefined = undefined;
   /** The admitted body, until the handler takes it (admission → validation). */
   admittedBody: AdmittedBody | undefined = undefined;
+  /** A model server answered the request (routing): the usage ledger counts it. */
+  reachedModel = false;
   /** The catalog id the request resolved to (validation); metrics label only catalog ids. */
   modelId: string | undefined = undefined;
   /** Settles when the route's handler has finished (accounted usage included); unset for routes without one. */

@@ -5,9 +5,15 @@ import type { EndpointRequest, EndpointSpec, Usage } from "./spec";
 /** Responses usage (`input_tokens`, `output_tokens`) as the gateway counts it. */
 export function responsesUsage(v: unknown): Usage | undefined {
   if (!v || typeof v !== "object") return undefined;
-  const u = v as { input_tokens?: unknown; output_tokens?: unknown; total_tokens?: unknown };
+  const u = v as { input_tokens?: unknown; output_tokens?: unknown; total_tokens?: unknown; input_tokens_details?: { cached_tokens?: unknown } | null };
   const num = (x: unknown) => (typeof x === "number" && Number.isFinite(x) ? x : undefined);
-  return { prompt_tokens: num(u.input_tokens), completion_tokens: num(u.output_tokens), total_tokens: num(u.total_tokens) };
+  const cached = num(u.input_tokens_details?.cached_tokens);
+  return {
+    prompt_tokens: num(u.input_tokens),
+    completion_tokens: num(u.output_tokens),
+    total_tokens: num(u.total_tokens),
+    ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
+  };
 }
 
 /**

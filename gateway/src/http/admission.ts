@@ -6,6 +6,7 @@ import type { AdmittedBody } from "../context/admitted-body";
 import { contextOf, type RequestContext } from "../context/request-context";
 import type { ApiKeyRecord } from "../context/api-key-record";
 import type { BudgetLease, KeyedBudget } from "../limits/keyed-budget";
+import type { KeyBudgets } from "../limits/key-budgets";
 import type { RateLimiter } from "../limits/rate-limiter";
 import { admitKeyLimits, reserveKeyTokens, type HeaderSink } from "../limits/request-limits";
 import { checkCharset, checkContentEncoding, decodeContent, isEncoded } from "./body/content-coding";
@@ -32,6 +33,8 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 /** What admission takes from: the key's limits, body memory, and requests in progress (each a budget per key). */
 export interface AdmissionBudgets {
   limiter: RateLimiter;
+  /** Day and month budgets per key (absent: none are enforced). */
+  keyBudgets?: KeyBudgets;
   budget: KeyedBudget;
   inFlight: KeyedBudget;
   events: AdmissionEvents;
@@ -40,7 +43,7 @@ export interface AdmissionBudgets {
 /**
  * What a request takes before a byte of its body is read, in order, each held by its context (given back once when
  * the response closes, or at once if the client left meanwhile): a slot among the requests in progress (the key's
- * share: 429; the gateway's: 503), the key's RPM, TPM and requests in progress across replicas (429), then memory for
+ * share: 429; the gateway's: 503), a request of the key's day or month budget, the key's RPM, TPM and requests in progress across replicas (429), then memory for
  * `bodyBytes` from the key's share and the gateway's (429 / 503). Returns the body's memory lease.
  */
 export async function admitBeforeBody(b: AdmissionBudgets, ctx: RequestContext, key: ApiKeyRecord, res: HeaderSink, bodyBytes: number): Promise<BudgetLease> {
@@ -55,7 +58,7 @@ export async function admitBeforeBody(b: AdmissionBudgets, ctx: RequestContext, 
   }
   ctx.hold(slot, "before its request was admitted");
 
-  await admitKeyLimits(b.limiter, key, res, ctx);
+  await admitKeyLimits(b.limiter, key, res, ctx, b.keyBudgets);
   ctx.charged = true;
 
   const reserved = b.budget.reserve(key.name, bodyBytes);

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { errors, retryAfterHeaders } from "../api/errors";
+import { ApiError, errors, retryAfterHeaders } from "../api/errors";
 import { systemClock, type Clock, type ClockTimer } from "../context/clock";
 import type { ApiKeyRecord } from "../context/api-key-record";
 import type { LimitTicket, Usage } from "../context/limit-ticket";
@@ -194,18 +194,29 @@ export class RateLimiter {
 
   /** @internal Runs `op` on the shared store while it answers, else as failureMode says. */
   async run<T>(key: ApiKeyRecord, op: (b: Buckets) => Promise<T>): Promise<{ out: T; store: Buckets }> {
-    if (this.shared && this.up) {
+    const { out, onShared } = await this.route(key.name, this.shared && (() => op(this.shared!)), () => op(this.local));
+    return { out, store: onShared ? this.shared! : this.local };
+  }
+
+  /**
+   * Runs `shared` while the shared store answers, else `local` (failing open) or refuses with 503 (failing closed).
+   * A failure of `shared` marks the store down, unless it is an answer for the client (an ApiError), which passes
+   * through. The budgets (key-budgets.ts) keep their counters beside the buckets and follow the same store.
+   */
+  async route<T>(keyName: string, shared: (() => Promise<T>) | undefined, local: () => Promise<T>): Promise<{ out: T; onShared: boolean }> {
+    if (shared && this.up) {
       try {
-        return { out: await op(this.shared), store: this.shared };
+        return { out: await shared(), onShared: true };
       } catch (err) {
+        if (err instanceof ApiError) throw err;
         this.markDown(err as Error);
       }
     }
     if (this.shared && this.failureMode === "closed") {
-      this.events.refused(key.name, "store_unavailable");
+      this.events.refused(keyName, "store_unavailable");
       throw errors.limitsUnavailable();
     }
-    return { out: await op(this.local), store: this.local };
+    return { out: await local(), onShared: false };
   }
 
   /** @internal Runs `op` on the store that holds a ticket's state; a failure is noted, never thrown. */
@@ -216,6 +227,11 @@ export class RateLimiter {
     } catch (err) {
       if (store === this.shared) this.markDown(err as Error);
     }
+  }
+
+  /** A command on the shared store failed outside `route` (a settlement): the store counts as down, as there. */
+  storeFailed(err: Error): void {
+    if (this.shared) this.markDown(err);
   }
 
   /** @internal */

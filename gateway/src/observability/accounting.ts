@@ -6,6 +6,11 @@ import type { Logger } from "./logger";
 import type { GatewayMetrics } from "./metrics";
 import type { RequestTracing } from "./tracing";
 
+/** Where each request's counts go: the usage ledger (ledger/usage-ledger.ts). */
+export interface UsageRecorder {
+  record(key: string, model: string, counts: { requests: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number }): void;
+}
+
 /** Paths never logged nor counted: the probes (the operations listener has its own). */
 const UNACCOUNTED = new Set(["/healthz", "/readyz", "/metrics"]);
 const ENDPOINTS = new Set(["/v1/chat/completions", "/v1/embeddings", "/v1/completions", "/v1/responses", "/v1/models"]);
@@ -23,6 +28,7 @@ export function endpointLabel(path: string): string {
  * only; client-chosen strings are bounded. Lines no rate limit paid for (unauthenticated requests; a key's
  * requests its RPM did not charge, such as refusals before or by the rate limit) are sampled, per key (see
  * log-sampler.ts). Metrics label only catalog ids (anything a client made up is "unknown") and known endpoints.
+ * The usage ledger gets the same counts as the line, for every request a model server answered.
  */
 export class Accounting {
   constructor(
@@ -30,6 +36,7 @@ export class Accounting {
     private readonly sampler: LogSampler,
     private readonly metrics: GatewayMetrics,
     private readonly tracing?: RequestTracing,
+    private readonly ledger?: UsageRecorder,
   ) {}
 
   /** Whether the request at `path` is accounted at all (probes are not). */
@@ -55,6 +62,15 @@ export class Accounting {
       this.metrics.duration.series(model, endpoint, fields.stream === true ? "true" : "false").observe(durationMs / 1000);
       if (fields.promptTokens) this.metrics.tokens.series(model, key, "prompt").inc(fields.promptTokens);
       if (fields.completionTokens) this.metrics.tokens.series(model, key, "completion").inc(fields.completionTokens);
+    }
+    // The ledger counts what the log line says, once per request that a model server answered.
+    if (this.ledger && ctx.reachedModel && ctx.modelId && key) {
+      this.ledger.record(key, ctx.modelId, {
+        requests: 1,
+        prompt_tokens: fields.promptTokens ?? 0,
+        completion_tokens: fields.completionTokens ?? 0,
+        cached_tokens: fields.cachedTokens ?? 0,
+      });
     }
   }
 

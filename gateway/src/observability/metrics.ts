@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import { PRIORITIES, type Priority } from "../context/api-key-record";
+import { PRIORITIES, type ApiKeyRecord, type Priority } from "../context/api-key-record";
+import { periodOf } from "../context/periods";
 import { EventLoopDelay } from "./event-loop-delay";
 import { PrebuiltCounter, PrebuiltGauge, PrebuiltHistogram, type GaugeSeries } from "./prebuilt-series";
 import { GATEWAY_VERSION } from "./version";
@@ -83,6 +84,14 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * id or "unknown" (clients choose the model string, so it is never used raw), `key` a configured key name.
  * Request and user ids never become labels.
  */
+type BudgetResource = "tokens" | "requests";
+
+/** What the budgets report (limits/key-budgets.ts's BudgetEvents). */
+export interface BudgetGaugeEvents {
+  used(key: string, resource: BudgetResource, period: string, periodStart: number, used: number): void;
+  refused(key: string, resource: BudgetResource): void;
+}
+
 export class GatewayMetrics {
   readonly registry = new Registry();
 
@@ -130,7 +139,7 @@ export class GatewayMetrics {
 
   readonly rateLimited = new Counter({
     name: "gateway_rate_limit_refusals_total",
-    help: "Requests refused by per-key limits, by API key name and limit (requests, tokens, concurrency; store_unavailable when the shared store is down and the gateway fails closed).",
+    help: "Requests refused by per-key limits, by API key name and limit (requests, tokens, concurrency; budget_tokens, budget_requests; store_unavailable when the shared store is down and the gateway fails closed).",
     labelNames: ["key", "limit"] as const,
     registers: [this.registry],
   });
@@ -312,6 +321,75 @@ export class GatewayMetrics {
         this.adapterLoadSeconds.observe({ model }, seconds);
       },
       evicted: (adapter) => this.adapterEvictions.inc({ model, adapter }),
+    };
+  }
+
+  readonly ledgerWrites = new Counter({
+    name: "gateway_usage_ledger_writes_total",
+    help: "Attempts to write a usage ledger object to the object store, by outcome (success, failure).",
+    labelNames: ["outcome"] as const,
+    registers: [this.registry],
+  });
+
+  readonly ledgerLastWrite = new Gauge({
+    name: "gateway_usage_ledger_last_write_timestamp_seconds",
+    help: "Unix time of the last successful usage ledger write (absent until the first).",
+    registers: [this.registry],
+  });
+
+  readonly ledgerPending = new Gauge({
+    name: "gateway_usage_ledger_pending_objects",
+    help: "Usage ledger objects (one per replica and hour) whose latest counts are not written yet.",
+    registers: [this.registry],
+  });
+
+  /** Where the ledger reports its writes (ledger/usage-ledger.ts's LedgerEvents). */
+  forLedger(): { written(ok: boolean, atMs: number): void; pending(objects: number): void } {
+    return {
+      written: (ok, atMs) => {
+        this.ledgerWrites.inc({ outcome: ok ? "success" : "failure" });
+        if (ok) this.ledgerLastWrite.set(atMs / 1000);
+      },
+      pending: (n) => this.ledgerPending.set(n),
+    };
+  }
+
+  /**
+   * Budget gauges per key with a budget: its limit, and what it used and has left in the current period as this
+   * replica last read its counter (0 once a new period began and it has not read it since).
+   */
+  observeBudgets(keys: () => Iterable<ApiKeyRecord>, wallNow: () => number): BudgetGaugeEvents {
+    const seen = new Map<string, { periodStart: number; used: number }>();
+    const current = (k: ApiKeyRecord, resource: BudgetResource) => {
+      const s = seen.get(`${k.name}\u0000${resource}`);
+      return s && s.periodStart === periodOf(k.budget!.period, wallNow()).start ? s.used : 0;
+    };
+    const each = (fn: (labels: { key: string; resource: BudgetResource; period: string }, limit: number, used: number) => void) => {
+      for (const k of keys()) {
+        if (!k.budget) continue;
+        for (const resource of ["tokens", "requests"] as const) {
+          const limit = k.budget[resource];
+          if (limit) fn({ key: k.name, resource, period: k.budget.period }, limit, current(k, resource));
+        }
+      }
+    };
+    const gauge = (name: string, help: string, value: (limit: number, used: number) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["key", "resource", "period"] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          each((labels, limit, used) => this.set(labels, value(limit, used)));
+        },
+      });
+    gauge("gateway_key_budget_limit", "A key's budget per UTC day or month, by resource (tokens, requests).", (limit) => limit);
+    gauge("gateway_key_budget_used", "What the key used of its budget in the current period, as this replica last read it (take the max across replicas).", (_, used) => used);
+    gauge("gateway_key_budget_remaining", "What is left of the key's budget in the current period (limit minus used, at least 0).", (limit, used) => Math.max(0, limit - used));
+    return {
+      used: (key, resource, _period, periodStart, used) => void seen.set(`${key}\u0000${resource}`, { periodStart, used }),
+      refused: (key, resource) => this.rateLimited.inc({ key, limit: `budget_${resource}` }),
     };
   }
 

@@ -7,6 +7,7 @@ import type { EndpointSpec, Usage } from "../endpoints/spec";
 import { takeAdmittedBody } from "../http/admission";
 import type { RouteChain } from "../http/exact-routes";
 import { promptEstimate, type RateLimiter } from "../limits/rate-limiter";
+import { settleKeyLimits } from "../limits/request-limits";
 import type { GatewayMetrics } from "../observability/metrics";
 import type { RequestTracing } from "../observability/tracing";
 import { relayAnswer, type RelayOptions } from "../relay";
@@ -94,6 +95,7 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
     ctx.log.attempts = sent.attempts;
     ctx.log.replica = sent.replica?.url;
     if (!sent.answered) return;
+    ctx.reachedModel = true;
     let relayed;
     try {
       relayed = await relayAnswer(
@@ -107,10 +109,12 @@ async function serveRequest(spec: EndpointSpec, deps: InferenceDeps, req: Reques
     const usage = relayed.usage ?? countedUsage(stream, res, relayed.tokenEvents);
     ctx.log.promptTokens = usage?.prompt_tokens;
     ctx.log.completionTokens = usage?.completion_tokens;
+    const cached = usage?.prompt_tokens_details?.cached_tokens;
+    if (typeof cached === "number" && cached > 0) ctx.log.cachedTokens = cached;
     ctx.log.streamError = relayed.streamError;
     // A count without the prompt (a Responses stream cut before its usage) is charged the prompt's estimate.
     const charged = usage && usage.prompt_tokens === undefined ? { ...usage, prompt_tokens: promptEstimate(body.length) } : usage;
-    await limiter.settle(ctx.limitTicket, res, charged);
+    await settleKeyLimits(limiter, ctx, res, charged);
   } finally {
     keepAlive?.stop();
     body.release();

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { ApiError, errors } from "../../src/api/errors";
+import { ApiError } from "../../src/api/errors";
+import { catalogueSamples } from "../support/error-catalogue";
 import { GATEWAY_API_DOC, generatedDoc } from "../../../scripts/gateway-docs";
 
 /** docs/gateway-api.md is the contract of the limits and errors: it must say what the code does. */
@@ -15,9 +16,7 @@ describe("docs/gateway-api.md", () => {
 
   it("lists every status and code of the error catalogue", () => {
     // Placeholder arguments: only status and code matter here (invalidRequest's code is its own argument).
-    const made = Object.entries(errors).map(([name, make]) =>
-      name === "invalidRequest" ? errors.invalidRequest("m") : (make as (...args: unknown[]) => ApiError)("m", "x", 1, "y", {}),
-    );
+    const made = catalogueSamples("m", "x", 1, "y", {});
     for (const e of made) {
       expect(e).toBeInstanceOf(ApiError);
       const row = errorsSection.split("\n").find((l) => l.startsWith(`| ${e.status} |`) && (e.code === null ? l.includes("| null |") : l.includes(`\`${e.code}\``)));
