@@ -3,7 +3,7 @@
 import * as fs from "fs";
 import * as path from "path";
 import { z } from "zod";
-import { SETTINGS_ENV } from "../gateway/src/config/settings";
+import { LIMIT_SETTINGS, SETTINGS_ENV } from "../gateway/src/config/settings";
 import { STACK_SET_ENV } from "../infra/gateway/config";
 import { keyRows } from "../infra/platform/config-reference";
 import { CONFIGURATION_PAGE } from "../scripts/docs-config";
@@ -38,7 +38,7 @@ describe("configuration reference", () => {
   test("secret keys are marked secret and show no example value", () => {
     const rows = CONFIG_NAMESPACES.flatMap((n) => keyRows(n).map((r) => ({ ns: n.namespace, ...r })));
     const secrets = rows.filter((r) => r.secret).map((r) => `${r.ns}:${r.key}`);
-    expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "gateway:upstreamApiKey", "monitoring:alertmanagerCredentials", "monitoring:s3Password", "monitoring:viewerAdminPassword", "serving:hfToken", "serving:weightsS3SecretKey"]);
+    expect(secrets.sort()).toEqual(["cluster:kubeconfig", "gateway:redisUrl", "gateway:upstreamApiKey", "gateway:usageLedgerAccessKeyId", "gateway:usageLedgerAdminAccessKeyId", "gateway:usageLedgerAdminSecretAccessKey", "gateway:usageLedgerSecretAccessKey", "monitoring:alertmanagerCredentials", "monitoring:s3Password", "monitoring:viewerAdminPassword", "serving:hfToken", "serving:weightsS3SecretKey"]);
     for (const r of rows.filter((x) => x.secret)) expect(r.examples).toEqual([]);
   });
 });
@@ -47,11 +47,14 @@ describe("the gateway's environment variables on docs/configuration.md", () => {
   const page = fs.readFileSync(CONFIGURATION_PAGE, "utf8");
   const section = page.slice(page.indexOf("\n## Gateway environment variables\n"));
   const rows = section.split("\n").filter((l) => l.startsWith("| `"));
-  const documented = rows.map((r) => /^\| `([A-Z_]+)` \|/.exec(r)?.[1]);
+  const documented = rows.map((r) => /^\| `([A-Z0-9_]+)` \|/.exec(r)?.[1]);
 
-  test("every variable the gateway reads has one row, with a default and a description", () => {
+  test("every variable the gateway reads has one row, with a default and a description, but the client limits (gateway-api.md's)", () => {
     expect(section.length).toBeLessThan(page.length);
-    expect([...documented].sort()).toEqual(Object.values(SETTINGS_ENV).sort());
+    const limits = new Set<string>(LIMIT_SETTINGS.map((k) => SETTINGS_ENV[k]));
+    expect(limits.size).toBeGreaterThan(20);
+    expect([...documented].sort()).toEqual(Object.values(SETTINGS_ENV).filter((n) => !limits.has(n)).sort());
+    expect(section).toContain(`The ${limits.size} limits a client can meet`);
     for (const r of rows) {
       const [, , dflt, description] = r.split(/(?<!\\)\|/).map((c) => c.trim());
       expect([r.slice(0, 40), dflt !== "", (description ?? "").length > 10]).toEqual([r.slice(0, 40), true, true]);
@@ -62,7 +65,7 @@ describe("the gateway's environment variables on docs/configuration.md", () => {
     const names = new Set(Object.values(SETTINGS_ENV));
     expect(Object.keys(STACK_SET_ENV).filter((n) => !names.has(n))).toEqual([]);
     for (const r of rows) {
-      const name = /^\| `([A-Z_]+)`/.exec(r)?.[1] as string;
+      const name = /^\| `([A-Z0-9_]+)`/.exec(r)?.[1] as string;
       expect([name, r.endsWith(STACK_SET_ENV[name] === undefined ? " |  |" : `| ${STACK_SET_ENV[name]} |`)]).toEqual([name, true]);
     }
   });

@@ -37,7 +37,8 @@ async function deployWithSupply(supply: ServingSupply): Promise<GatewayOutputs> 
   const { createDigestKey } = await import("../infra/platform/secret-digest");
   const { loadGatewayConfig, loadGatewaySecrets } = await import("../infra/gateway");
   const plan = planGateway(loadGatewayConfig(), supply);
-  return deployGateway({ cluster: createCluster(loadClusterConfig()), plan, redisUrl: loadGatewaySecrets().redisUrl, crds: { gatewayApi: [], certManager: [] }, digestKey: createDigestKey() });
+  const secrets = loadGatewaySecrets();
+  return deployGateway({ cluster: createCluster(loadClusterConfig()), plan, redisUrl: secrets.redisUrl, usageLedgerKeys: secrets.usageLedger, crds: { gatewayApi: [], certManager: [] }, digestKey: createDigestKey() });
 }
 
 async function run(overrides: Record<string, string | undefined> = {}, serving?: () => ServingSupply): Promise<Run> {
@@ -77,6 +78,38 @@ const container = (rs: ResourceRecord[]) => podTemplate(rs).spec.containers[0];
 const keysFileOf = (rs: ResourceRecord[]) =>
   ApiKeysFileSchema.parse(parse((revealSecrets(named(rs, T.secret, "gateway-api-keys").inputs) as any).stringData["keys.yaml"] as string));
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/**
+ * The gateway part rendered offline (as `npm run render` does) with `config` over an image and TEST_KEYS: each manifest
+ * by file name, everything written as one text, and the keys it minted.
+ */
+async function renderGateway(config: Record<string, unknown>, secretKeys: string[] = []) {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "render-gateway-"));
+  try {
+    let keys: Record<string, string> = {};
+    await render({
+      stack: "dev",
+      out,
+      projectRoot: path.resolve(__dirname, ".."),
+      project: "ai-platform",
+      knownSecretKeys: PROGRAM_SECRET_KEYS,
+      env: {
+        PULUMI_CONFIG: JSON.stringify({ "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0", "gateway:apiKeys": TEST_KEYS, ...config }),
+        ...(secretKeys.length > 0 ? { PULUMI_CONFIG_SECRET_KEYS: JSON.stringify(secretKeys) } : {}),
+      },
+      program: async () => {
+        const gateway = await deployWithSupply({ catalog: TEST_CATALOG, namespace: "app-serving" });
+        gateway.apiKeys.apply((k) => (keys = k));
+        return gateway;
+      },
+    });
+    const dir = path.join(out, "manifests");
+    const manifests = Object.fromEntries(fs.readdirSync(dir).map((f) => [f, fs.readFileSync(path.join(dir, f), "utf8")]));
+    return { manifests, tree: Object.values(manifests).join("\n") + fs.readFileSync(path.join(out, "resources.json"), "utf8"), keys };
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+}
 
 describe("gateway on mocks, standalone with the fixture configuration", () => {
   let r: Run;
@@ -480,45 +513,132 @@ describe("catalog source and configuration errors", () => {
   });
 });
 
+describe("usage ledger", () => {
+  const MINIO = { bucket: "ai-platform-usage", s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", egress: { namespace: "app-shaide", podLabels: { app: "minio" } } };
+  const KEYS = { "gateway:usageLedgerAccessKeyId": "AKIALEDGERWRITER7", "gateway:usageLedgerSecretAccessKey": "wr1ter-S3cret-Zq8" };
+  const ADMIN = { "gateway:usageLedgerAdminAccessKeyId": "AKIALEDGERADMIN9", "gateway:usageLedgerAdminSecretAccessKey": "adm1n-S3cret-Pw4" };
+  const ROLE = { "eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/ai-gateway-ledger" };
+  const JOB = "kubernetes:batch/v1:Job";
+  const SA = "kubernetes:core/v1:ServiceAccount";
+
+  test("static keys: only in Secrets (as secrets), the gateway's env reads them; the Job makes the bucket; egress to the store; the policy is an output", async () => {
+    const r = await run({ "gateway:usageLedger": JSON.stringify({ ...MINIO, flushSeconds: 5 }), ...KEYS, ...ADMIN });
+    const secret = named(r.rs, T.secret, "gateway-usage-ledger");
+    expect(redactSecrets(secret.inputs.stringData)).toEqual({ AWS_ACCESS_KEY_ID: "[secret]", AWS_SECRET_ACCESS_KEY: "[secret]" });
+    expect(revealSecrets(secret.inputs.stringData)).toEqual({ AWS_ACCESS_KEY_ID: "AKIALEDGERWRITER7", AWS_SECRET_ACCESS_KEY: "wr1ter-S3cret-Zq8" });
+    const admin = named(r.rs, T.secret, "usage-ledger-bucket-admin");
+    expect(redactSecrets(admin.inputs.stringData)).toEqual({ AWS_ACCESS_KEY_ID: "[secret]", AWS_SECRET_ACCESS_KEY: "[secret]" });
+    for (const x of r.rs.filter((y) => y !== secret && y !== admin)) {
+      const text = JSON.stringify(revealSecrets(x.inputs));
+      expect([x.type, x.name, text.includes("wr1ter-S3cret-Zq8") || text.includes("adm1n-S3cret-Pw4")]).toEqual([x.type, x.name, false]);
+    }
+
+    const env = container(r.rs).env;
+    expect(env).toEqual(
+      expect.arrayContaining([
+        { name: "GATEWAY_LEDGER_BUCKET", value: "ai-platform-usage" },
+        { name: "GATEWAY_LEDGER_S3_ENDPOINT", value: MINIO.s3Endpoint },
+        { name: "GATEWAY_LEDGER_S3_REGION", value: "us-east-1" },
+        { name: "GATEWAY_LEDGER_PREFIX", value: "ledger/" },
+        { name: "GATEWAY_LEDGER_FLUSH_MS", value: "5000" },
+        { name: "AWS_ACCESS_KEY_ID", valueFrom: { secretKeyRef: { name: "gateway-usage-ledger", key: "AWS_ACCESS_KEY_ID" } } },
+        { name: "AWS_SECRET_ACCESS_KEY", valueFrom: { secretKeyRef: { name: "gateway-usage-ledger", key: "AWS_SECRET_ACCESS_KEY" } } },
+      ]),
+    );
+    // Each pod is its own replica in the ledger: its name, never one set for all.
+    expect(env.map((e: { name: string }) => e.name)).not.toContain("GATEWAY_REPLICA_NAME");
+    expect(podTemplate(r.rs).metadata.annotations["checksum/usage-ledger-credentials"]).toMatch(/^[0-9a-f]{16}$/);
+    expect(podTemplate(r.rs).spec).not.toHaveProperty("serviceAccountName");
+
+    expect(manifest(r.rs, T.np).spec.egress).toContainEqual({
+      to: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "app-shaide" } }, podSelector: { matchLabels: { app: "minio" } } }],
+      ports: [{ protocol: "TCP", port: 9000 }],
+    });
+
+    const job = manifest(r.rs, JOB, "usage-ledger-bucket");
+    expect(job.metadata.annotations).toEqual({ "pulumi.com/replaceUnready": "true" });
+    expect(job.spec.template.spec.containers[0].env).toContainEqual({ name: "AWS_SECRET_ACCESS_KEY", valueFrom: { secretKeyRef: { name: "usage-ledger-bucket-admin", key: "AWS_SECRET_ACCESS_KEY" } } });
+    expect(manifest(r.rs, T.cm, "usage-ledger-bucket-script").data["usage-ledger-bucket.sh"]).toContain("put-bucket-lifecycle-configuration");
+    // The gateway starts once the bucket and its rule are there.
+    expect(named(r.rs, T.deploy, "gateway").dependsOn).toContain("usage-ledger-bucket");
+
+    expect(r.out.usageLedgerPolicy).toEqual({
+      Version: "2012-10-17",
+      Statement: [
+        expect.objectContaining({ Action: ["s3:PutObject", "s3:GetObject"], Resource: ["arn:aws:s3:::ai-platform-usage/ledger/*"] }),
+        expect.objectContaining({ Action: ["s3:ListBucket"], Resource: ["arn:aws:s3:::ai-platform-usage"], Condition: { StringLike: { "s3:prefix": ["ledger/*"] } } }),
+      ],
+    });
+    expect(pulumi.Output.isInstance(r.out.usageLedgerPolicy)).toBe(false);
+    for (const o of r.rs.filter(isKubernetesObject)) expect(() => validateKubernetesObject(toManifest(o))).not.toThrow();
+  });
+
+  test("IRSA: the gateway's own service account carries the role, no keys Secret; without admin credentials no Job", async () => {
+    const r = await run({ "gateway:usageLedger": JSON.stringify({ bucket: "usage", region: "eu-west-1", egress: { cidr: "52.218.0.0/17" }, serviceAccountAnnotations: ROLE }) });
+    const sa = manifest(r.rs, SA, "gateway");
+    expect(sa).toMatchObject({ metadata: { name: "gateway", namespace: "ai-gateway", annotations: ROLE }, automountServiceAccountToken: false });
+    expect(podTemplate(r.rs).spec).toMatchObject({ serviceAccountName: "gateway", automountServiceAccountToken: false });
+    expect(r.rs.filter((x) => x.name === "gateway-usage-ledger" || x.type === JOB)).toEqual([]);
+    const names = container(r.rs).env.map((e: { name: string }) => e.name);
+    expect(names).not.toContain("AWS_ACCESS_KEY_ID");
+    expect(names).not.toContain("GATEWAY_LEDGER_S3_ENDPOINT");
+    expect(manifest(r.rs, T.np).spec.egress).toContainEqual({ to: [{ ipBlock: { cidr: "52.218.0.0/17" } }], ports: [{ protocol: "TCP", port: 443 }] });
+  });
+
+  test("the Job with its own role: its own service account, no admin Secret", async () => {
+    const r = await run({ "gateway:usageLedger": JSON.stringify({ bucket: "usage", egress: { cidr: "52.216.0.0/15" }, serviceAccountAnnotations: ROLE, bucketJobServiceAccountAnnotations: ROLE }) });
+    expect(manifest(r.rs, SA, "usage-ledger-bucket").metadata.annotations).toEqual(ROLE);
+    expect(manifest(r.rs, JOB, "usage-ledger-bucket").spec.template.spec.serviceAccountName).toBe("usage-ledger-bucket");
+    expect(r.rs.filter((x) => x.name === "usage-ledger-bucket-admin")).toEqual([]);
+  });
+
+  test("without gateway:usageLedger: nothing of it, and no policy output", async () => {
+    const r = await run();
+    expect(r.rs.filter((x) => /usage-ledger/.test(x.name) || x.type === SA)).toEqual([]);
+    expect(r.out).not.toHaveProperty("usageLedgerPolicy");
+    expect(container(r.rs).env.map((e: { name: string }) => e.name).filter((n: string) => n.startsWith("GATEWAY_LEDGER"))).toEqual([]);
+  });
+
+  test("a key's budget reaches the keys file", async () => {
+    const budget = { tokens: 10000, period: "month" };
+    const r = await run({ "gateway:apiKeys": JSON.stringify([{ name: "team-a", budget }]) });
+    expect(keysFileOf(r.rs).keys[0]?.budget).toEqual(budget);
+  });
+
+  test("an invalid combination fails before anything is declared, naming the keys", async () => {
+    const err = (await run({ "gateway:usageLedger": JSON.stringify(MINIO), "gateway:usageLedgerAccessKeyId": "ledger-writer" }).catch((e: Error) => e)) as Error;
+    expect(err.message).toContain("gateway:usageLedgerSecretAccessKey: required with gateway:usageLedger");
+    expect(err.message).not.toContain("ledger-writer");
+  });
+
+  test("offline render: the keys are [secret] in the manifests and nowhere else", async () => {
+    const { manifests, tree } = await renderGateway({ "gateway:usageLedger": MINIO, ...KEYS, ...ADMIN }, [...Object.keys(KEYS), ...Object.keys(ADMIN)]);
+    const secretFile = "secret-ai-gateway-gateway-usage-ledger.yaml";
+    expect(Object.keys(manifests)).toEqual(expect.arrayContaining([secretFile, "job-ai-gateway-usage-ledger-bucket.yaml"]));
+    expect((parse(manifests[secretFile] as string) as { stringData: unknown }).stringData).toEqual({ AWS_ACCESS_KEY_ID: "[secret]", AWS_SECRET_ACCESS_KEY: "[secret]" });
+    for (const v of [...Object.values(KEYS), ...Object.values(ADMIN)]) expect(tree).not.toContain(v);
+  });
+});
+
 describe("offline render", () => {
   test("the gateway's objects are rendered with the keys file masked and no key anywhere", async () => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "render-gateway-"));
-    try {
-      let keys: Record<string, string> = {};
-      await render({
-        stack: "dev",
-        out,
-        projectRoot: path.resolve(__dirname, ".."),
-        project: "ai-platform",
-        knownSecretKeys: PROGRAM_SECRET_KEYS,
-        env: { PULUMI_CONFIG: JSON.stringify({ "gateway:image": "registry.example.com/ai-platform/gateway:0.1.0", "gateway:apiKeys": TEST_KEYS }) },
-        program: async () => {
-          const out = await deployWithSupply({ catalog: TEST_CATALOG, namespace: "app-serving" });
-          out.apiKeys.apply((k) => (keys = k));
-          return out;
-        },
-      });
-      const files = fs.readdirSync(path.join(out, "manifests"));
-      expect(files).toEqual(
-        expect.arrayContaining([
-          "namespace-ai-gateway.yaml",
-          "configmap-ai-gateway-gateway-catalog.yaml",
-          "secret-ai-gateway-gateway-api-keys.yaml",
-          "deployment-ai-gateway-gateway.yaml",
-          "poddisruptionbudget-ai-gateway-gateway.yaml",
-          "horizontalpodautoscaler-ai-gateway-gateway.yaml",
-          "service-ai-gateway-gateway.yaml",
-          "networkpolicy-ai-gateway-gateway.yaml",
-        ]),
-      );
-      const secret = parse(fs.readFileSync(path.join(out, "manifests", "secret-ai-gateway-gateway-api-keys.yaml"), "utf8")) as { stringData: unknown };
-      expect(secret.stringData).toEqual({ "keys.yaml": "[secret]" });
-      const tree = files.map((f) => fs.readFileSync(path.join(out, "manifests", f), "utf8")).join("\n") + fs.readFileSync(path.join(out, "resources.json"), "utf8");
-      expect(Object.keys(keys)).toHaveLength(TEST_KEYS.length);
-      for (const k of Object.values(keys)) expect(tree).not.toContain(k);
-    } finally {
-      fs.rmSync(out, { recursive: true, force: true });
-    }
+    const { manifests, tree, keys } = await renderGateway({});
+    expect(Object.keys(manifests)).toEqual(
+      expect.arrayContaining([
+        "namespace-ai-gateway.yaml",
+        "configmap-ai-gateway-gateway-catalog.yaml",
+        "secret-ai-gateway-gateway-api-keys.yaml",
+        "deployment-ai-gateway-gateway.yaml",
+        "poddisruptionbudget-ai-gateway-gateway.yaml",
+        "horizontalpodautoscaler-ai-gateway-gateway.yaml",
+        "service-ai-gateway-gateway.yaml",
+        "networkpolicy-ai-gateway-gateway.yaml",
+      ]),
+    );
+    const secret = parse(manifests["secret-ai-gateway-gateway-api-keys.yaml"] as string) as { stringData: unknown };
+    expect(secret.stringData).toEqual({ "keys.yaml": "[secret]" });
+    expect(Object.keys(keys)).toHaveLength(TEST_KEYS.length);
+    for (const k of Object.values(keys)) expect(tree).not.toContain(k);
   });
 });
 

@@ -10,7 +10,7 @@ import { checkClusterValue } from "../infra/platform/cluster-checks";
 import { ConfigError } from "../infra/platform/config";
 import { RETAIN } from "../infra/platform/retain";
 import { CONFIG_NAMESPACE, DEFAULT_SERVING_NAMESPACE, Gateway, type GatewayConfig } from "../infra/gateway";
-import { aliasProblems, withAliases } from "../infra/gateway/config";
+import { aliasProblems, type GatewaySecrets, withAliases } from "../infra/gateway/config";
 import { keyModelProblems } from "../infra/gateway/key-models";
 import { externalUrl } from "../infra/gateway/exposure";
 import { gatewayNamespaceLabels, storedNamespaceLabels } from "../infra/gateway/labels";
@@ -33,6 +33,8 @@ export interface GatewayOutputs {
   /** Key name → full API key. Secret: `pulumi stack output gateway --show-secrets`. */
   readonly apiKeys: pulumi.Output<Record<string, string>>;
   readonly catalogChecksum: pulumi.Output<string>;
+  /** With `gateway:usageLedger`: the IAM policy to attach to the gateway's ledger credentials (not secret). */
+  readonly usageLedgerPolicy?: Record<string, unknown>;
 }
 
 /** Where the gateway's catalog comes from, decided (and checked) before anything is declared. */
@@ -109,6 +111,8 @@ export interface GatewayDeployment {
   readonly crds: { readonly gatewayApi: readonly pulumi.Resource[]; readonly certManager: readonly pulumi.Resource[] };
   /** The stack's key for secret digests on pod templates. */
   readonly digestKey: pulumi.Input<string>;
+  /** Secret Outputs of the usage ledger's keys, when the stack holds them. */
+  readonly usageLedgerKeys?: GatewaySecrets["usageLedger"];
 }
 
 export function deployGateway(d: GatewayDeployment): GatewayOutputs {
@@ -145,9 +149,17 @@ export function deployGateway(d: GatewayDeployment): GatewayOutputs {
       certManagerReady: d.crds.certManager,
       fixedUserIds: d.cluster.fixedUserIds,
       digestKey: d.digestKey,
+      usageLedgerKeys: d.usageLedgerKeys,
     },
     { providers: { kubernetes: d.cluster.provider }, dependsOn: [ns] },
   );
   const external = cfg.exposure ? externalUrl(cfg.exposure) : undefined;
-  return { namespace: ns.metadata.name, url: gateway.url, ...(external ? { externalUrl: external } : {}), apiKeys: gateway.apiKeys, catalogChecksum: gateway.catalogChecksum };
+  return {
+    namespace: ns.metadata.name,
+    url: gateway.url,
+    ...(external ? { externalUrl: external } : {}),
+    apiKeys: gateway.apiKeys,
+    catalogChecksum: gateway.catalogChecksum,
+    ...(gateway.usageLedgerPolicy ? { usageLedgerPolicy: gateway.usageLedgerPolicy } : {}),
+  };
 }

@@ -154,6 +154,7 @@ export function program(options: ProgramOptions = {}): ProgramOutputs {
         cluster,
         plan: plan.gateway,
         redisUrl: gatewaySecrets?.redisUrl,
+        usageLedgerKeys: gatewaySecrets?.usageLedger,
         upstreamApiKey: serving?.upstreamApiKey ?? gatewaySecrets?.upstreamApiKey,
         crds: { gatewayApi, certManager: crds.ready.certManager ?? [] },
         digestKey,

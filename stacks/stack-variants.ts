@@ -1,11 +1,13 @@
 // The stack configurations whose rendered objects the real-API-server suite applies: the dev stack file as it is,
 // then variants of it that switch on what the dev stack leaves off (every model folder, HTTPRoutes with a Gateway
-// implementation, the GKE provider, no metrics server, the log store on Cloud Storage, an Ingress with an issued certificate,
-// a model autoscaled by the KEDA the program installs), and every stack file under stacks/examples/. Add a variant
-// here: one entry, a name and a configuration.
+// implementation, the GKE provider, no metrics server, the log store on Cloud Storage, an Ingress with an issued
+// certificate and the usage ledger with its bucket Job, a model autoscaled by the KEDA the program installs), and every
+// stack file under stacks/examples/. Add a variant here: one entry, a name and a configuration.
 import * as fs from "fs";
 import * as path from "path";
 import { QUALIFIED_SECRET_KEYS as MONITORING_SECRETS } from "../infra/monitoring/config";
+import { USAGE_LEDGER_SECRET_KEYS } from "../infra/gateway/usage-ledger-config";
+import { SECRET_PLACEHOLDER } from "../infra/platform/mocks";
 import { REPO_ROOT } from "../infra/platform/charts";
 import { withOverrides } from "../infra/platform/config-testing";
 import { resolveStackConfig } from "../infra/platform/stack-config";
@@ -32,6 +34,9 @@ function fromStackFile(name: string, file: string): StackVariant {
   const { config, secretKeys } = resolveStackConfig({ stackFile: file, project: PROJECT, env: {}, knownSecretKeys: ALWAYS_READ_SECRETS });
   return { name, config, secretKeys };
 }
+
+/** The usage ledger's keys: the gateway's and the bucket Job's. */
+const LEDGER_SECRETS = USAGE_LEDGER_SECRET_KEYS.map((k) => `gateway:${k}`);
 
 /** Every model folder, with exactly the GPUs they ask for and a token for gated weights. */
 function everyModel(base: StackVariant): StackVariant {
@@ -95,8 +100,10 @@ export function stackVariants(examplesDir = EXAMPLE_STACKS_DIR): StackVariant[] 
       name: "exposed through ingress-nginx, certificate from an Issuer",
       config: withOverrides(dev.config, {
         "gateway:exposure": JSON.stringify({ ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { issuer: { name: "internal-ca", kind: "Issuer" } } }),
+        "gateway:usageLedger": JSON.stringify({ bucket: "ai-platform-usage", s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", egress: { namespace: "app-shaide" } }),
+        ...Object.fromEntries(LEDGER_SECRETS.map((k) => [k, SECRET_PLACEHOLDER])),
       }),
-      secretKeys: dev.secretKeys,
+      secretKeys: [...dev.secretKeys, ...LEDGER_SECRETS],
     },
     {
       name: "autoscaled models, KEDA installed",

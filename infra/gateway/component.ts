@@ -1,6 +1,7 @@
 // The gateway component: catalog ConfigMap, API keys (random → hash → Secret), the rate-limit store (a deployed
 // Valkey, or an external Redis's URL in a Secret), Deployment, PodDisruptionBudget, HorizontalPodAutoscaler, Service,
-// NetworkPolicy and, when `gateway:exposure` is set, what exposes it outside the cluster (exposure-resources.ts).
+// NetworkPolicy, when `gateway:exposure` is set what exposes it outside the cluster (exposure-resources.ts), and when
+// `gateway:usageLedger` is set the ledger's credentials and its bucket Job (usage-ledger-resources.ts).
 //
 // Nothing here is retained (docs/lifecycle.md): removing the gateway from the stack must stop the API; an orphaned
 // gateway would keep serving keys the stack can no longer revoke. Its namespace is created (and retained) by the root.
@@ -11,7 +12,7 @@ import type { CatalogInput } from "../../gateway/src/config/catalog";
 import type { DnsSettings } from "../platform/cluster-config";
 import { digestAnnotation, secretDigest } from "../platform/secret-digest";
 import { catalogChecksum, renderCatalog } from "./catalog";
-import type { ApiKeySpec, GatewayConfig } from "./config";
+import type { ApiKeySpec, GatewayConfig, GatewaySecrets } from "./config";
 import { APP_NAME, CATALOG_FILE, KEYS_FILE, OBJECT_NAMES, PORTS, REDIS_URL_KEY, RESPONSE_ID_SECRET_KEY, UPSTREAM_API_KEY_KEY } from "./constants";
 import { apiKeyFromBase64, buildKeysFile, KEY_BYTES, keyKeepers } from "./keys";
 import { gatewayLabels } from "./labels";
@@ -29,6 +30,7 @@ import {
   redisUrl,
 } from "./redis-builders";
 import { buildDeploymentSpec, buildHpaSpec, buildPdbSpec, buildServiceSpec } from "./workload";
+import { declareUsageLedger } from "./usage-ledger-resources";
 
 export interface GatewayArgs {
   /** The validated `gateway:` configuration (its catalog and serving namespace are overridden below). */
@@ -56,6 +58,8 @@ export interface GatewayArgs {
   readonly fixedUserIds: boolean;
   /** The stack's key for secret digests on pod templates (platform/secret-digest.ts). */
   readonly digestKey: pulumi.Input<string>;
+  /** Secret Outputs of the usage ledger's keys (`gateway:usageLedger*` secrets), when the stack holds them. */
+  readonly usageLedgerKeys?: GatewaySecrets["usageLedger"];
 }
 
 export class Gateway extends pulumi.ComponentResource {
@@ -67,6 +71,8 @@ export class Gateway extends pulumi.ComponentResource {
   readonly catalogChecksum: pulumi.Output<string>;
   /** In-cluster base URL of the OpenAI-style API. */
   readonly url: pulumi.Output<string>;
+  /** With `gateway:usageLedger`: the IAM policy (JSON document) to attach to the gateway's ledger credentials. */
+  readonly usageLedgerPolicy?: Record<string, unknown>;
 
   constructor(name: string, args: GatewayArgs, opts?: pulumi.ComponentResourceOptions) {
     super("ai-platform:gateway:Gateway", name, {}, opts);
@@ -91,13 +97,17 @@ export class Gateway extends pulumi.ComponentResource {
     const redis = this.rateLimitStore(args, meta);
     const upstream = args.upstreamApiKey === undefined ? undefined : this.upstreamKey(args.upstreamApiKey, args.digestKey, meta);
     const responseIds = this.responseIdSecret(args.digestKey, meta);
-    const dependsOn: pulumi.Resource[] = [catalog, keys, responseIds.secret, ...(redis?.resources ?? []), ...(upstream ? [upstream.secret] : [])];
+    const ledger = cfg.usageLedger
+      ? declareUsageLedger(this, { ledger: cfg.usageLedger, keys: args.usageLedgerKeys, namespace: args.namespace, labelDomain: cfg.labelDomain, labels, digestKey: args.digestKey, fixedUserIds: args.fixedUserIds })
+      : undefined;
+    this.usageLedgerPolicy = ledger?.policy;
+    const dependsOn: pulumi.Resource[] = [catalog, keys, responseIds.secret, ...(redis?.resources ?? []), ...(upstream ? [upstream.secret] : []), ...(ledger?.resources ?? [])];
 
     this.deployment = new k8s.apps.v1.Deployment(
       APP_NAME,
       {
         metadata: meta(APP_NAME),
-        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest, upstream?.digest, responseIds.digest]).apply(([checksum, redisDigest, upstreamDigest, responseIdsDigest]) =>
+        spec: pulumi.all([this.catalogChecksum, redis?.urlDigest, upstream?.digest, responseIds.digest, ledger?.digest]).apply(([checksum, redisDigest, upstreamDigest, responseIdsDigest, ledgerDigest]) =>
           buildDeploymentSpec({
             labelDomain: cfg.labelDomain,
             image: cfg.image,
@@ -114,11 +124,15 @@ export class Gateway extends pulumi.ComponentResource {
             upstreamApiKey: upstream !== undefined,
             tlsCertSecret: providedTlsSecret(cfg.exposure),
             fixedUserIds: args.fixedUserIds,
+            usageLedger: cfg.usageLedger,
+            serviceAccountName: ledger?.serviceAccountName,
             extraAnnotations: {
               ...(redisDigest ? { [digestAnnotation("redis-url")]: redisDigest } : {}),
               // The key is read at start: a new one must roll the pods.
               ...(upstreamDigest ? { [digestAnnotation("upstream-api-key")]: upstreamDigest } : {}),
               [digestAnnotation("response-id-secret")]: responseIdsDigest,
+              // Keys and role are read at start: new ones must roll the pods.
+              ...(ledgerDigest ? { [digestAnnotation("usage-ledger-credentials")]: ledgerDigest } : {}),
             },
           }),
         ),
@@ -145,6 +159,7 @@ export class Gateway extends pulumi.ComponentResource {
             dns: args.dns,
             redis: cfg.redis,
             traces: cfg.traces,
+            usageLedger: cfg.usageLedger,
           }),
         ),
       },
@@ -166,7 +181,7 @@ export class Gateway extends pulumi.ComponentResource {
     }
 
     this.url = pulumi.output(args.namespace).apply((ns) => `http://${APP_NAME}.${ns}.svc.${args.clusterDomain}:${PORTS.service}/v1`);
-    this.registerOutputs({ url: this.url, catalogChecksum: this.catalogChecksum, apiKeys: this.apiKeys });
+    this.registerOutputs({ url: this.url, catalogChecksum: this.catalogChecksum, apiKeys: this.apiKeys, usageLedgerPolicy: this.usageLedgerPolicy });
   }
 
   /**

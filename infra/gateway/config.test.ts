@@ -103,12 +103,24 @@ describe("gateway config", () => {
 
     test("none with limits and several replicas fails preview, naming the key and the multiplication", () => {
       const lines = problems(() => parse({ "gateway:apiKeys": limited, "gateway:redis": "none", "gateway:maxReplicas": "4" }));
-      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm\/maxConcurrent limits and the gateway runs up to 4 replicas: .*limits × 4/)]);
+      expect(lines).toEqual([expect.stringMatching(/^gateway:redis: none, but 1 API key has rpm\/tpm\/maxConcurrent limits or a budget and the gateway runs up to 4 replicas: .*limits × 4/)]);
+    });
+
+    test("a budget alone needs the shared store too: auto deploys it, none with several replicas is refused", () => {
+      const budgeted = JSON.stringify([{ name: "team-b", budget: { tokens: 10000, period: "month" } }]);
+      expect(parse({ "gateway:apiKeys": budgeted }).redis).toMatchObject({ mode: "deployed" });
+      expect(problems(() => parse({ "gateway:apiKeys": budgeted, "gateway:redis": "none", "gateway:maxReplicas": "3" }))).toEqual([expect.stringContaining("1 API key has rpm/tpm/maxConcurrent limits or a budget")]);
+      expect(parse({ "gateway:apiKeys": budgeted, "gateway:redis": "none", "gateway:replicas": "1", "gateway:maxReplicas": "1" }).apiKeys[0]?.budget).toEqual({ tokens: 10000, period: "month" });
+    });
+
+    test("a budget the gateway would refuse fails preview naming the key", () => {
+      const lines = problems(() => parse({ "gateway:apiKeys": JSON.stringify([{ name: "a", budget: { period: "week", tokens: 5 } }, { name: "b", budget: { period: "day" } }]) }));
+      expect(lines).toEqual([expect.stringMatching(/^gateway:apiKeys \[0\.budget\.period\]: /), expect.stringMatching(/^gateway:apiKeys \[1\.budget\]: budget: set tokens, requests or both/)]);
     });
 
     test("a concurrency cap alone needs the shared store too", () => {
       const capped = JSON.stringify([{ name: "batch", maxConcurrent: 4 }]);
-      expect(problems(() => parse({ "gateway:apiKeys": capped, "gateway:redis": "none", "gateway:maxReplicas": "4" }))).toEqual([expect.stringContaining("1 API key has rpm/tpm/maxConcurrent limits")]);
+      expect(problems(() => parse({ "gateway:apiKeys": capped, "gateway:redis": "none", "gateway:maxReplicas": "4" }))).toEqual([expect.stringContaining("1 API key has rpm/tpm/maxConcurrent limits or a budget")]);
     });
 
     test("deploy and an external URL exclude each other", () => {

@@ -5,13 +5,14 @@ import { z } from "zod";
 import { ApiKeyEntrySchema } from "../../gateway/src/auth/api-keys";
 import { AliasSchema, CatalogSchema, type CatalogAlias, type CatalogInput } from "../../gateway/src/config/catalog";
 import { CorsOriginSchema, OtlpEndpointSchema, parseSettingsEnv, SETTINGS_ENV } from "../../gateway/src/config/settings";
-import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace } from "../platform/config";
+import { ConfigError, decodeStructured, doc, issuesToLines, readNamespace, SECRET_PRESENT, secretPresence } from "../platform/config";
 import { checkLabelDomain, LABEL_DOMAIN_KEY } from "../platform/labels";
 import { CATALOG_DIR, CATALOG_FILE, DRAIN_DELAY_SECONDS, KEYS_DIR, KEYS_FILE, OBJECT_NAMES, PORTS, TLS_CERT_FILE } from "./constants";
 import { cidr, dnsLabel, dnsSubdomain, labelMap, nonEmpty, pinnedImage, port, quantity } from "../platform/schema-rules";
 import { type ExposureSettings, exposureSchema, httpRouteMigration } from "./exposure-config";
 import { FIXED_NAMESPACE_LABEL_KEYS } from "./labels";
 import { SECRET_PLACEHOLDER } from "../platform/mocks";
+import { USAGE_LEDGER_SECRET_KEYS, usageLedgerIssues, usageLedgerSchema, type UsageLedgerSetting, usageLedgerSetting } from "./usage-ledger-config";
 
 export const CONFIG_NAMESPACE = "gateway";
 
@@ -19,11 +20,11 @@ export const CONFIG_NAMESPACE = "gateway";
 export const DEFAULT_REDIS_IMAGE = "docker.io/valkey/valkey:8.1-alpine";
 
 /** Keys that may hold secrets: read with `config.getSecret`, never copied into the parsed configuration. */
-export const SECRET_KEYS = ["redisUrl", "upstreamApiKey"] as const;
+export const SECRET_KEYS = ["redisUrl", "upstreamApiKey", ...USAGE_LEDGER_SECRET_KEYS] as const;
 export const QUALIFIED_SECRET_KEYS: readonly string[] = SECRET_KEYS.map((k) => `${CONFIG_NAMESPACE}:${k}`);
 
 /** Keys that Pulumi passes JSON-encoded (lists and maps). */
-const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "namespaceLabels", "exposure", "httpRoute", "imagePullSecrets", "extraEgress"]);
+const STRUCTURED_KEYS = new Set(["replicas", "maxReplicas", "targetCpuUtilization", "shutdownGraceSeconds", "resources", "env", "apiKeys", "catalog", "aliases", "corsOrigins", "traces", "redisEgress", "ingressNamespaces", "namespaceLabels", "exposure", "httpRoute", "imagePullSecrets", "extraEgress", "usageLedger"]);
 
 /**
  * Variables the component sets itself, with where each value comes from (docs/configuration.md shows it beside each
@@ -46,6 +47,14 @@ export const STACK_SET_ENV: Readonly<Record<string, string>> = {
   [SETTINGS_ENV.otlpTracesEndpoint]: "`gateway:traces.endpoint`",
   [SETTINGS_ENV.traceSampleRatio]: "`gateway:traces.sampleRatio`",
   [SETTINGS_ENV.tlsCertFile]: `\`gateway:exposure.tls.secretName\` (no issuer): its \`${TLS_CERT_FILE}\``,
+  [SETTINGS_ENV.ledgerBucket]: "`gateway:usageLedger.bucket`",
+  [SETTINGS_ENV.ledgerEndpoint]: "`gateway:usageLedger.s3Endpoint`",
+  [SETTINGS_ENV.ledgerRegion]: "`gateway:usageLedger.region`",
+  [SETTINGS_ENV.ledgerPrefix]: "`gateway:usageLedger.prefix`",
+  [SETTINGS_ENV.ledgerFlushMs]: "`gateway:usageLedger.flushSeconds`",
+  [SETTINGS_ENV.ledgerDir]: "never set: the cluster's ledger is a bucket (`gateway:usageLedger`)",
+  // One name per pod: two replicas sharing one would write the same objects.
+  [SETTINGS_ENV.replicaName]: "never set: the pod's name (`HOSTNAME`)",
   // A test knob: a cluster's limits are per minute.
   [SETTINGS_ENV.rateLimitWindowMs]: "never set (tests only)",
 };
@@ -65,6 +74,7 @@ export const apiKeySpecSchema = z.strictObject({
   maxConcurrent: ApiKeyEntrySchema.shape.maxConcurrent,
   priority: ApiKeyEntrySchema.shape.priority,
   weight: ApiKeyEntrySchema.shape.weight,
+  budget: ApiKeyEntrySchema.shape.budget,
   /** Part of the random resource's keepers: any new value replaces the secret part (a rotation). */
   rotation: z.union([z.number().int().nonnegative(), nonEmpty]).optional(),
 });
@@ -111,8 +121,8 @@ export const gatewaySchema = z
       .default([])
       .meta(
         doc(
-          "API keys: `name`, `models` (catalog ids, adapters or aliases), `expiresAt`, `rpm`, `tpm`, `maxConcurrent` (across replicas), `priority` (`interactive`, or `batch`: after interactive keys on a busy model), `weight` (share of a busy model's slots, default 1), `rotation` (bump it for a new secret). The keys are the secret output `gateway.apiKeys`.",
-          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32 }, { name: "batch", priority: "batch", rotation: 1 }],
+          "API keys: `name`, `models`, `expiresAt`, `rpm`, `tpm`, `maxConcurrent`, `priority`, `weight` (as in a [keys file](gateway-api.md#authentication)), `budget` ([budgets](gateway-api.md#budgets)), `rotation` (bump it for a new secret). The keys are the secret output `gateway.apiKeys`.",
+          [{ name: "team-a", models: ["qwen3-8b"], rpm: 600, tpm: 1000000, maxConcurrent: 32, budget: { tokens: 50000000, period: "month" } }, { name: "batch", priority: "batch", rotation: 1 }],
         ),
       ),
     catalog: z.unknown().optional().meta(doc("Standalone gateway only: the model catalog, without a serving part or `servingStack`.")),
@@ -156,7 +166,7 @@ export const gatewaySchema = z
       .default("auto")
       .meta(
         doc(
-          "Per-key limits shared by replicas: `auto` deploys Redis (Valkey) when a key has limits and several replicas may run, unless `redisUrl` is set; `deploy` always; `none` never (the preview fails if limits would multiply).",
+          "Per-key limits shared by replicas: `auto` deploys Redis (Valkey) when a key has limits or a budget and several replicas may run, unless `redisUrl` is set; `deploy` always; `none` never (the preview fails if limits would multiply).",
         ),
       ),
     upstreamApiKey: z
@@ -192,12 +202,24 @@ export const gatewaySchema = z
           { ingress: { className: "nginx", controller: "ingress-nginx" }, hostnames: ["llm.example.com"], tls: { secretName: "llm-example-com-tls" }, from: { namespace: "ingress-nginx" } },
         ),
       ),
+    usageLedger: usageLedgerSchema
+      .optional()
+      .meta(
+        doc(
+          "The [usage ledger](usage-ledger.md) in an S3 bucket (the log store's store can serve: same `s3Endpoint`, own bucket or prefix); off when absent. Output `gateway.usageLedgerPolicy`: the least privilege for the gateway's credentials ([operations.md](operations.md#the-usage-ledger)).",
+          { bucket: "ai-platform-usage", s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000", egress: { namespace: "app-shaide" } },
+        ),
+      ),
+    usageLedgerAccessKeyId: secretPresence.optional().meta(doc("The gateway's access key id for the ledger; required with `usageLedger` unless IRSA.")),
+    usageLedgerSecretAccessKey: secretPresence.optional().meta(doc("Its secret key, required likewise.")),
+    usageLedgerAdminAccessKeyId: secretPresence.optional().meta(doc("The bucket Job's access key id (creates the bucket, sets its lifecycle rule).")),
+    usageLedgerAdminSecretAccessKey: secretPresence.optional().meta(doc("Its secret key, with the other.")),
   })
   .superRefine(
     (value, ctx) => {
       // Runs even when other keys already failed, so one message names every offending key.
       const v = value as Partial<Record<string, unknown>>;
-      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown; maxConcurrent?: unknown }[]) : [];
+      const keys = Array.isArray(v.apiKeys) ? (v.apiKeys as { name?: unknown; rpm?: unknown; tpm?: unknown; maxConcurrent?: unknown; budget?: unknown }[]) : [];
       const seen = new Set<unknown>();
       keys.forEach((k, i) => {
         if (seen.has(k?.name)) ctx.addIssue({ code: "custom", path: ["apiKeys", i, "name"], message: `duplicate key name "${String(k?.name)}"` });
@@ -215,13 +237,13 @@ export const gatewaySchema = z
       if (v.redisUrl !== undefined && v.redis === "deploy") {
         ctx.addIssue({ code: "custom", path: ["redis"], message: "deploy and redisUrl exclude each other (deployed Redis, or an external one)" });
       }
-      const limited = keys.filter((k) => k?.rpm !== undefined || k?.tpm !== undefined || k?.maxConcurrent !== undefined).length;
+      const limited = keys.filter(hasSharedLimits).length;
       const maxReplicas = typeof v.maxReplicas === "number" ? v.maxReplicas : 6;
       if (v.redis === "none" && v.redisUrl === undefined && limited > 0 && maxReplicas > 1) {
         ctx.addIssue({
           code: "custom",
           path: ["redis"],
-          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm/maxConcurrent limits and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
+          message: `none, but ${limited} API key${limited === 1 ? " has" : "s have"} rpm/tpm/maxConcurrent limits or a budget and the gateway runs up to ${maxReplicas} replicas: each replica would enforce them alone (limits × ${maxReplicas}). Set gateway:redis to auto or deploy, or gateway:redisUrl (secret) to an external Redis`,
         });
       }
       if (v.servingStack !== undefined && v.catalog !== undefined) {
@@ -240,6 +262,7 @@ export const gatewaySchema = z
             "required with gateway:ingressNamespaces: where the pods of the Gateway or Ingress controller that forward the traffic run (e.g. {namespace: envoy-gateway-system}), which the gateway's NetworkPolicy must admit (docs/exposure.md)",
         });
       }
+      for (const issue of usageLedgerIssues(v)) ctx.addIssue({ code: "custom", path: [...issue.path], message: issue.message });
       if (typeof v.namespace === "string" && v.namespace === v.servingNamespace) {
         ctx.addIssue({ code: "custom", path: ["namespace"], message: "must differ from servingNamespace (the gateway gets a namespace of its own)" });
       }
@@ -303,6 +326,8 @@ export interface GatewayConfig {
   readonly ingressNamespaces?: readonly string[];
   /** `gateway:exposure`: the API outside the cluster, with TLS. */
   readonly exposure?: ExposureSettings;
+  /** `gateway:usageLedger`: where the usage ledger goes (its keys are read only as secret Outputs: loadGatewaySecrets). */
+  readonly usageLedger?: UsageLedgerSetting;
 }
 
 /** `gateway:catalog [models.0.upstream]: …` lines for a catalog that the gateway process would refuse. */
@@ -346,6 +371,8 @@ export function aliasProblems(catalog: CatalogInput, aliases: readonly CatalogAl
 export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelDomain?: string): GatewayConfig {
   const input: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(raw)) input[key] = STRUCTURED_KEYS.has(key) ? decodeStructured(value) : value;
+  // Their values never reach the schema (nor its messages): only whether the stack holds them.
+  for (const key of USAGE_LEDGER_SECRET_KEYS) if (key in input) input[key] = input[key] === "" ? undefined : SECRET_PRESENT;
   // The key before gateway:exposure: refused with its exact replacement, and kept out of the schema (and the reference).
   const migration = "httpRoute" in input ? httpRouteMigration(input.httpRoute) : undefined;
   delete input.httpRoute;
@@ -386,12 +413,18 @@ export function parseGatewayConfig(raw: Readonly<Record<string, string>>, labelD
     extraEgress: c.extraEgress ?? [],
     ingressNamespaces: c.ingressNamespaces,
     exposure: c.exposure,
+    ...(c.usageLedger ? { usageLedger: usageLedgerSetting(c.usageLedger, c) } : {}),
   };
 }
 
-/** Limits need a shared store when a key has rpm/tpm/maxConcurrent and there can be more than one replica. */
+/** A key whose limits or budget the replicas must count together. */
+function hasSharedLimits(k: { rpm?: unknown; tpm?: unknown; maxConcurrent?: unknown; budget?: unknown } | undefined): boolean {
+  return k?.rpm !== undefined || k?.tpm !== undefined || k?.maxConcurrent !== undefined || k?.budget !== undefined;
+}
+
+/** Limits and budgets need a shared store when a key has one and there can be more than one replica. */
 export function needsSharedLimits(c: Pick<GatewaySchema, "apiKeys" | "maxReplicas">): boolean {
-  return c.maxReplicas > 1 && c.apiKeys.some((k) => k.rpm !== undefined || k.tpm !== undefined || k.maxConcurrent !== undefined);
+  return c.maxReplicas > 1 && c.apiKeys.some(hasSharedLimits);
 }
 
 function redisSetting(c: GatewaySchema): RedisSetting {
@@ -405,8 +438,31 @@ export function loadGatewayConfig(): GatewayConfig {
   return parseGatewayConfig(readNamespace(CONFIG_NAMESPACE), pulumi.runtime.allConfig()[LABEL_DOMAIN_KEY]);
 }
 
-/** The Redis URL as a secret Output (it may carry a password), or undefined. Call after `loadGatewayConfig`. */
-export function loadGatewaySecrets(): { readonly redisUrl?: pulumi.Output<string>; readonly upstreamApiKey?: pulumi.Output<string> } {
+/** An access key pair as secret Outputs. */
+export interface S3Keys {
+  readonly accessKeyId: pulumi.Output<string>;
+  readonly secretAccessKey: pulumi.Output<string>;
+}
+
+export interface GatewaySecrets {
+  /** The Redis URL (it may carry a password). */
+  readonly redisUrl?: pulumi.Output<string>;
+  readonly upstreamApiKey?: pulumi.Output<string>;
+  /** The gateway's keys for the usage ledger, and the bucket Job's admin keys, when the stack holds them. */
+  readonly usageLedger?: { readonly gateway?: S3Keys; readonly admin?: S3Keys };
+}
+
+/** The stack's gateway secrets as secret Outputs, or undefined. Call after `loadGatewayConfig`. */
+export function loadGatewaySecrets(): GatewaySecrets {
   const config = new pulumi.Config(CONFIG_NAMESPACE);
-  return { redisUrl: config.getSecret("redisUrl"), upstreamApiKey: config.getSecret("upstreamApiKey") };
+  const pair = (id: string, secret: string): S3Keys | undefined => {
+    const accessKeyId = config.getSecret(id);
+    const secretAccessKey = config.getSecret(secret);
+    return accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey } : undefined;
+  };
+  return {
+    redisUrl: config.getSecret("redisUrl"),
+    upstreamApiKey: config.getSecret("upstreamApiKey"),
+    usageLedger: { gateway: pair("usageLedgerAccessKeyId", "usageLedgerSecretAccessKey"), admin: pair("usageLedgerAdminAccessKeyId", "usageLedgerAdminSecretAccessKey") },
+  };
 }

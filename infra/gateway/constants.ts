@@ -39,6 +39,10 @@ export const OBJECT_NAMES = {
   redis: `${APP_NAME}-redis`,
   upstream: `${APP_NAME}-upstream`,
   responseIds: `${APP_NAME}-response-ids`,
+  /** The gateway's keys for the usage ledger (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY). */
+  usageLedger: `${APP_NAME}-usage-ledger`,
+  /** The gateway's own service account, made only for IRSA (`gateway:usageLedger.serviceAccountAnnotations`). */
+  serviceAccount: APP_NAME,
 } as const;
 
 /** Pod template annotation whose change rolls the Deployment when the catalog changes. */
@@ -57,7 +61,7 @@ export const CLUSTER_DNS = { namespace: "kube-system", podLabels: { "k8s-app": "
  * sending new connections before it stops accepting; no preStop hook (and no `sleep` binary) is needed for that.
  */
 export const DRAIN_DELAY_SECONDS = 5;
-/** Margin on top of the drain delay and the shutdown grace before the kubelet sends SIGKILL. */
+/** Margin on top of the drain delay and the shutdown grace before the kubelet sends SIGKILL: room for the usage ledger's last write (5 s at most). */
 export const TERMINATION_MARGIN_SECONDS = 10;
 
 /** The model-serving namespace when neither the config nor a serving part of the program names it. */

@@ -1,6 +1,7 @@
 // The gateway process's environment variables as docs/configuration.md lists them: every setting of
 // gateway/src/config/settings.ts under its variable (SETTINGS_ENV), with the description and default its schema
-// holds (a limit's only on gateway-api.md), and how a stack sets it (STACK_SET_ENV, else `gateway:env`).
+// holds, and how a stack sets it (STACK_SET_ENV, else `gateway:env`). The client limits (LIMIT_SETTINGS) are listed
+// once, variable and default included, in gateway-api.md's Limits table (generated from the same schema).
 import type { z } from "zod";
 import { GatewaySettingsSchema, LIMIT_SETTINGS, SETTINGS_ENV, settingsFromEnv, type GatewaySettings } from "../../gateway/src/config/settings";
 import { type EnvReference, type EnvRow, formatDefault } from "../platform/config-reference";
@@ -18,19 +19,18 @@ function shownDefault(key: SettingKey, value: unknown): string {
   return `\`${String(value)}\``;
 }
 
-const LIMIT_ROW = "A client limit.";
-
-/** One row per setting, in the schema's order (the limits last). */
+/** One row per setting but the client limits, in the schema's order. */
 export function gatewayEnvRows(): EnvRow[] {
   const defaults = settingsFromEnv({});
   const shape = GatewaySettingsSchema.shape as Record<SettingKey, z.ZodType>;
   const limits = new Set<string>(LIMIT_SETTINGS);
-  return (Object.keys(shape) as SettingKey[]).map((key) => {
-    const name = SETTINGS_ENV[key];
-    // A limit is described once, where clients read it (gateway-api.md's Limits table, from the same schema).
-    const description = limits.has(key) ? LIMIT_ROW : ((shape[key].meta() as { description?: string } | undefined)?.description ?? "");
-    return { name, default: shownDefault(key, defaults[key]), description, setBy: STACK_SET_ENV[name] ?? "" };
-  });
+  return (Object.keys(shape) as SettingKey[])
+    .filter((key) => !limits.has(key))
+    .map((key) => {
+      const name = SETTINGS_ENV[key];
+      const description = (shape[key].meta() as { description?: string } | undefined)?.description ?? "";
+      return { name, default: shownDefault(key, defaults[key]), description, setBy: STACK_SET_ENV[name] ?? "" };
+    });
 }
 
 export function gatewayEnvReference(): EnvReference {
@@ -39,8 +39,9 @@ export function gatewayEnvReference(): EnvReference {
     intro: [
       "The gateway reads its settings from these variables, in the cluster as under `npm start`; a value it refuses stops",
       "it at start, naming the variable. The last column says where a stack takes the value from; empty: `gateway:env`",
-      `(which refuses the others). The last ${LIMIT_SETTINGS.length} rows are limits a client can meet: what each bounds and what the client`,
-      "sees are in [gateway-api.md](gateway-api.md#limits). The trace exporter also reads `OTEL_EXPORTER_OTLP_HEADERS`, which the stack does not set.",
+      `(which refuses the others). The ${LIMIT_SETTINGS.length} limits a client can meet (\`GATEWAY_MAX_CONNECTIONS\` …) are in`,
+      "[gateway-api.md](gateway-api.md#limits), each with its variable and default. The trace exporter also reads",
+      "`OTEL_EXPORTER_OTLP_HEADERS`, which the stack does not set.",
     ].join("\n"),
     rows: gatewayEnvRows(),
   };

@@ -4,6 +4,7 @@ import type { CatalogInput } from "../../gateway/src/config/catalog";
 import type { DnsSettings } from "../platform/cluster-config";
 import { dnsEgressRules } from "../platform/cluster";
 import type { ExtraEgress, RedisEgress, RedisSetting, TracesSetting } from "./config";
+import type { UsageLedgerSetting } from "./usage-ledger-config";
 import type { ExposureFrom } from "./exposure-config";
 import { NAMESPACE_NAME_LABEL, PORTS } from "./constants";
 import { selectorLabels } from "./labels";
@@ -79,13 +80,15 @@ export interface NetworkPolicyArgs {
   readonly redis: RedisSetting;
   /** The trace collector, when traces are on. */
   readonly traces?: TracesSetting;
+  /** The usage ledger's object store, when the ledger is on. */
+  readonly usageLedger?: Pick<UsageLedgerSetting, "egress">;
 }
 
 const inNamespace = (name: string) => ({ namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: name } } });
 const tcp = (port: number) => ({ protocol: "TCP", port });
 
 /** An egress rule to a peer the operator names: pods of a namespace (optionally by labels), or an address range. */
-function peerEgress(e: RedisEgress | TracesSetting["egress"]): Record<string, unknown> {
+function peerEgress(e: RedisEgress | TracesSetting["egress"] | UsageLedgerSetting["egress"]): Record<string, unknown> {
   const peer = "cidr" in e ? { ipBlock: { cidr: e.cidr } } : { ...inNamespace(e.namespace), ...(e.podLabels ? { podSelector: { matchLabels: { ...e.podLabels } } } : {}) };
   return { to: [peer], ports: [tcp(e.port)] };
 }
@@ -99,7 +102,7 @@ function redisEgress(redis: RedisSetting): Record<string, unknown>[] {
 /**
  * Ingress: the API port from the cluster (or the listed namespaces), the metrics port from the monitoring namespace
  * only. Egress: the model-serving namespace (and the namespaces of the catalog's in-cluster upstreams), IP-literal
- * upstreams on their ports, the listed extra addresses, cluster DNS, Redis and the trace collector when used; nothing else (no internet,
+ * upstreams on their ports, the listed extra addresses, cluster DNS, Redis, the trace collector and the ledger's store when used; nothing else (no internet,
  * no other namespace, not the Kubernetes API).
  */
 export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
@@ -113,6 +116,7 @@ export function buildNetworkPolicySpec(args: NetworkPolicyArgs) {
     ...dnsEgressRules(args.dns),
     ...redisEgress(args.redis),
     ...(args.traces ? [peerEgress(args.traces.egress)] : []),
+    ...(args.usageLedger ? [peerEgress(args.usageLedger.egress)] : []),
   ];
   return {
     podSelector: { matchLabels: selectorLabels() },

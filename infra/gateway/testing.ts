@@ -2,6 +2,7 @@
 import { clusterConfig, withOverrides, namespaceKeys } from "../platform/config-testing";
 import type { CatalogInput } from "../../gateway/src/config/catalog";
 import { QUALIFIED_SECRET_KEYS } from "./config";
+import type { UsageLedgerSetting } from "./usage-ledger-config";
 
 export const TEST_REDIS_URL = "redis://:redis-pass-Hq7vX2@redis-master.redis.svc.cluster.local:6379/0";
 
@@ -17,6 +18,20 @@ export const TEST_KEYS = [
   { name: "team-b", expiresAt: "2027-06-30T00:00:00Z" },
   { name: "batch", rotation: 2 },
 ];
+
+/** A parsed `gateway:usageLedger`: an in-cluster MinIO, static keys for the gateway and for the bucket Job. */
+export const TEST_LEDGER: UsageLedgerSetting = {
+  bucket: "ai-platform-usage",
+  endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000",
+  s3Endpoint: "http://objectstore.app-shaide.svc.cluster.local:9000",
+  region: "us-east-1",
+  prefix: "ledger/",
+  retentionDays: 396,
+  flushSeconds: 5,
+  egress: { namespace: "app-shaide", podLabels: { app: "minio" }, port: 9000 },
+  gateway: { kind: "keys" },
+  bucketJob: { kind: "keys" },
+};
 
 export function gatewayConfig(overrides: Record<string, string | undefined> = {}): Record<string, string> {
   const base: Record<string, string> = {

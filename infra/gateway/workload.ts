@@ -2,6 +2,8 @@
 // Service). Plain objects: the component wraps them in Pulumi resources, the tests read them directly.
 import { SETTINGS_ENV } from "../../gateway/src/config/settings";
 import type { ResourceSettings } from "./config";
+import { ledgerEnv } from "./usage-ledger";
+import type { UsageLedgerSetting } from "./usage-ledger-config";
 import {
   APP_NAME,
   CATALOG_CHECKSUM_ANNOTATION,
@@ -50,6 +52,10 @@ export interface WorkloadArgs {
    * through cert-manager's metrics.
    */
   readonly tlsCertSecret?: string;
+  /** `gateway:usageLedger`: its settings (and static keys from their Secret) in the container's env. */
+  readonly usageLedger?: UsageLedgerSetting;
+  /** The pod's service account, when the gateway has one of its own (IRSA); else the namespace's default. */
+  readonly serviceAccountName?: string;
   /** More pod-template annotations (the Redis URL's digest: env is read at start, so a change must roll the pods). */
   readonly extraAnnotations?: Readonly<Record<string, string>>;
 }
@@ -71,7 +77,7 @@ export function podAnnotations(catalogChecksum: string): Record<string, string> 
   };
 }
 
-export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "traces" | "env" | "redis" | "upstreamApiKey" | "tlsCertSecret">) {
+export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "logLevel" | "corsOrigins" | "traces" | "env" | "redis" | "upstreamApiKey" | "tlsCertSecret" | "usageLedger">) {
   const env: ({ name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } })[] = [
     { name: SETTINGS_ENV.port, value: String(PORTS.http) },
     { name: SETTINGS_ENV.metricsPort, value: String(PORTS.metrics) },
@@ -90,6 +96,7 @@ export function containerEnv(args: Pick<WorkloadArgs, "shutdownGraceSeconds" | "
   if (args.redis) env.push({ name: SETTINGS_ENV.redisUrl, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.redis, key: REDIS_URL_KEY } } });
   if (args.upstreamApiKey) env.push({ name: SETTINGS_ENV.upstreamApiKey, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.upstream, key: UPSTREAM_API_KEY_KEY } } });
   env.push({ name: SETTINGS_ENV.responseIdSecret, valueFrom: { secretKeyRef: { name: OBJECT_NAMES.responseIds, key: RESPONSE_ID_SECRET_KEY } } });
+  if (args.usageLedger) env.push(...ledgerEnv(args.usageLedger));
   for (const [name, value] of Object.entries(args.env).sort(([a], [b]) => a.localeCompare(b))) env.push({ name, value });
   return env;
 }
@@ -111,7 +118,9 @@ export function buildDeploymentSpec(args: WorkloadArgs) {
       metadata: { labels: gatewayLabels(args.labelDomain), annotations: { ...podAnnotations(args.catalogChecksum), ...args.extraAnnotations } },
       spec: {
         terminationGracePeriodSeconds: terminationGraceSeconds(args.shutdownGraceSeconds),
+        // No Kubernetes API token; with IRSA, EKS's webhook mounts a token of its own for AWS STS.
         automountServiceAccountToken: false,
+        ...(args.serviceAccountName ? { serviceAccountName: args.serviceAccountName } : {}),
         enableServiceLinks: false,
         // fsGroup makes the mounted keys file readable by the container's group (defaultMode 0440 below).
         securityContext: podSecurityContext(args.fixedUserIds ? GATEWAY_IDENTITY : undefined),

@@ -6,7 +6,7 @@ import * as path from "path";
 import type * as pulumi from "@pulumi/pulumi";
 import { standardLabels } from "../platform/labels";
 import { isAwsS3Endpoint } from "../platform/s3-endpoint";
-import { containerSecurityContext, podSecurityContext } from "../platform/security";
+import { buildScriptJobSpec, type EnvVar } from "../platform/script-job";
 import { IMAGE_IDENTITIES } from "./chart-security";
 import { BUCKET_JOB_ATTEMPTS, BUCKET_JOB_NAME } from "./constants";
 import { S3_ENV } from "./logstore-values";
@@ -63,8 +63,6 @@ export function locationConstraint(s3Endpoint: string, region: string): string |
   return isAwsS3Endpoint(s3Endpoint) && region !== "us-east-1" ? region : undefined;
 }
 
-type EnvVar = { name: string; value: string } | { name: string; valueFrom: { secretKeyRef: { name: string; key: string } } };
-
 /** What each script reads (see the header of each). */
 function targetEnv(bucket: string, target: BucketTarget): EnvVar[] {
   if (target.store === "gcs") {
@@ -87,53 +85,23 @@ function targetEnv(bucket: string, target: BucketTarget): EnvVar[] {
 
 /**
  * Job spec (without metadata/apiVersion, which the Pulumi resource adds). The AWS CLI image runs as root by default;
- * neither client needs a privilege, only a writable home and /tmp, so the Job runs as `nobody` with /tmp as home on a
- * read-only root filesystem.
+ * the Job runs as `nobody` instead (see infra/platform/script-job.ts).
  */
 export function buildBucketJobSpec(args: BucketJobArgs) {
-  const identity = args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined;
   const t = args.target;
   const serviceAccountName = t.store === "gcs" ? t.serviceAccountName : "serviceAccountName" in t.credentials ? t.credentials.serviceAccountName : undefined;
-  return {
-    // The script makes every attempt itself (BUCKET_JOB_ATTEMPTS); one failed pod fails the Job
-    // ("backoff limit exceeded"), so the total number of attempts is exactly the spec's 5.
-    backoffLimit: 0,
-    template: {
-      metadata: {
-        labels: { ...standardLabels(BUCKET_JOB_NAME, "logstore"), ...(args.podLabels ?? {}) },
-        ...(args.podAnnotations ? { annotations: { ...args.podAnnotations } } : {}),
-      },
-      spec: {
-        restartPolicy: "Never",
-        // No Kubernetes API token: EKS's webhook mounts a token of its own for AWS STS, and the GKE metadata server
-        // knows the pod's service account without one.
-        automountServiceAccountToken: false,
-        ...(serviceAccountName ? { serviceAccountName } : {}),
-        securityContext: podSecurityContext(identity),
-        containers: [
-          {
-            name: "create-bucket",
-            image: args.image,
-            command: ["/bin/sh", `/scripts/${BUCKET_SCRIPTS[t.store].key}`],
-            env: [
-              ...targetEnv(args.bucket, t),
-              { name: "ATTEMPTS", value: String(BUCKET_JOB_ATTEMPTS) },
-              { name: "RETRY_DELAY_SECONDS", value: "10" },
-              { name: "HOME", value: "/tmp" },
-            ],
-            resources: RESOURCES.bucketJob,
-            securityContext: containerSecurityContext(identity),
-            volumeMounts: [
-              { name: "script", mountPath: "/scripts", readOnly: true },
-              { name: "tmp", mountPath: "/tmp" },
-            ],
-          },
-        ],
-        volumes: [
-          { name: "script", configMap: { name: args.scriptConfigMapName } },
-          { name: "tmp", emptyDir: { sizeLimit: "64Mi" } },
-        ],
-      },
-    },
-  };
+  return buildScriptJobSpec({
+    containerName: "create-bucket",
+    image: args.image,
+    scriptKey: BUCKET_SCRIPTS[t.store].key,
+    scriptConfigMapName: args.scriptConfigMapName,
+    env: targetEnv(args.bucket, t),
+    // One failed pod fails the Job, so the total number of attempts is exactly the spec's 5.
+    attempts: BUCKET_JOB_ATTEMPTS,
+    resources: RESOURCES.bucketJob,
+    identity: args.fixedUserIds ? IMAGE_IDENTITIES.nobody : undefined,
+    serviceAccountName,
+    labels: { ...standardLabels(BUCKET_JOB_NAME, "logstore"), ...(args.podLabels ?? {}) },
+    annotations: args.podAnnotations,
+  });
 }

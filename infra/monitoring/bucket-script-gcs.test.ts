@@ -2,12 +2,13 @@
 // two Google endpoints it calls: the GKE metadata server (token, project id) and Cloud Storage's JSON API
 // (buckets.get, buckets.insert). Neither can run here; the double answers as Google documents them (paths, headers,
 // status codes and error bodies, listed in docs/development.md). In CI (CI set) a missing curl fails the suite.
-import { spawn, spawnSync } from "child_process";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as http from "http";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { exec, type Exited, freePort } from "../platform/script-testing";
 import { BUCKET_SCRIPTS, buildBucketJobSpec } from "./bucket-job";
 
 const CURL = spawnSync("sh", ["-c", "command -v curl"], { encoding: "utf8" }).status === 0;
@@ -139,21 +140,9 @@ describeIfCurl("create-bucket-gcs.sh against a double of the GKE metadata server
     return { ...values, HOME: dir, RETRY_DELAY_SECONDS: "0", GCE_METADATA_HOST: host, GCS_ENDPOINT: `http://${host}` };
   }
 
-  /** Async on purpose: the double runs in this process and must keep serving while the script runs. */
-  function run(env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string; calls: string[] }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn("sh", [BUCKET_SCRIPTS.gcs.path], { env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-      child.on("error", reject);
-      child.on("close", (status) => {
-        clearTimeout(timer);
-        resolve({ status, stdout, stderr, calls: google.requests.map((r) => `${r.method} ${r.path}`) });
-      });
-    });
+  async function run(env: Record<string, string>): Promise<Exited & { calls: string[] }> {
+    const r = await exec("sh", [BUCKET_SCRIPTS.gcs.path], { PATH: process.env.PATH ?? "", ...env }, 60_000);
+    return { ...r, calls: google.requests.map((q) => `${q.method} ${q.path}`) };
   }
 
   const TOKEN_CALL = "GET /computeMetadata/v1/instance/service-accounts/default/token";
@@ -215,12 +204,7 @@ describeIfCurl("create-bucket-gcs.sh against a double of the GKE metadata server
   });
 
   test("no metadata server (Workload Identity off): 5 attempts, then the script fails", async () => {
-    const closed = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = s.address() as net.AddressInfo;
-        s.close(() => resolve(port));
-      });
-    });
+    const closed = await freePort();
     const r = await run({ ...jobEnv("logs-nowhere", "eu"), GCE_METADATA_HOST: `127.0.0.1:${closed}` });
     expect(r.status).toBe(1);
     for (let i = 1; i <= 5; i++) expect(r.stderr).toContain(`attempt ${i}/5 failed`);

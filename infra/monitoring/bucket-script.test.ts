@@ -1,11 +1,11 @@
 // The bucket Job's script, run for real: Debian's AWS CLI against a local S3-compatible server (s3rver).
 // Needs the `awscli` Debian package (.ci/apt-packages). Locally it is skipped with a message when absent; in CI
 // (CI set) a missing CLI fails the suite instead of skipping.
-import { spawn, spawnSync } from "child_process";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
-import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { exec, freePort } from "../platform/script-testing";
 import { BUCKET_SCRIPTS, buildBucketJobSpec } from "./bucket-job";
 
 const BUCKET_SCRIPT_PATH = BUCKET_SCRIPTS.s3.path;
@@ -65,23 +65,6 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
     await server?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
-
-  /** Async on purpose: the S3 server runs in this process and must keep serving while the script runs. */
-  function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 100_000);
-      child.on("error", reject);
-      child.on("close", (status) => {
-        clearTimeout(timer);
-        resolve({ status, stdout, stderr });
-      });
-    });
-  }
 
   async function runScript(env: Record<string, string>): Promise<Run> {
     const log = path.join(dir, `calls-${Date.now()}-${Math.random()}.log`);
@@ -156,12 +139,7 @@ describeIfAws("create-bucket.sh against a real S3 server", () => {
   });
 
   test("object store unreachable: 5 attempts, then the script fails", async () => {
-    const closedPort = await new Promise<number>((resolve) => {
-      const s = net.createServer().listen(0, "127.0.0.1", () => {
-        const { port } = s.address() as net.AddressInfo;
-        s.close(() => resolve(port));
-      });
-    });
+    const closedPort = await freePort();
     const r = await runScript({ ...GOOD, S3_ENDPOINT: `http://127.0.0.1:${closedPort}`, S3_BUCKET: "logstore-chunks" });
     expect(r.status).toBe(1);
     expect(r.calls).toEqual(Array.from({ length: 5 }, () => ["head-bucket", "create-bucket"]).flat());
