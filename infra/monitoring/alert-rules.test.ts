@@ -7,7 +7,7 @@ import { CatalogSchema } from "../../gateway/src/config/catalog";
 import { GatewayMetrics } from "../../gateway/src/observability/metrics";
 import { ModelRegistry } from "../../gateway/src/upstream/registry";
 import { ALERT_RULES, alertingRulesFile, RECORDING_RULES } from "./alert-rules";
-import { DAYS_EVALUATION_INTERVAL, expected, expectedRatios, healthUnitTests, RISING_ERRORS, rule, sloDaysUnitTests, sloUnitTests } from "./alert-unit-tests";
+import { DAYS_EVALUATION_INTERVAL, expected, expectedRatios, healthUnitTests, RISING_ERRORS, rule, sloDaysUnitTests, sloUnitTests, usageUnitTests } from "./alert-unit-tests";
 import { referencedMetrics, sourceOf } from "./dashboards/metric-catalogue";
 import { describeWithCharts, helmTemplate } from "../platform/helm";
 import { PINNED_CHARTS } from "../serving/constants";
@@ -198,6 +198,9 @@ describe("alert rules", () => {
       "LogstoreIngestionErrors",
       "LogstoreBucketJobFailed",
       "CollectorNotOnEveryNode",
+      "KeyBudgetNearlySpent",
+      "KeyBudgetSpent",
+      "UsageLedgerWritesFailing",
       "ApiAvailabilityBurnFast",
       "ApiAvailabilityBurnSlow",
       "ApiLatencyBurnFast",
@@ -265,6 +268,17 @@ describe("alert rules", () => {
     expect(promtool("test", alertingRulesFile(), healthUnitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
+  withPromtool("promtool test rules: a key's budget warns at 80% and at 100% by the newest read of any pod, until the period turns; a pod's ledger pages when its counts stay unwritten", () => {
+    expect(promtool("test", alertingRulesFile(), usageUnitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+  });
+
+  withPromtool("promtool does fail a budget alert expected to outlast the period's turn (the check can fail)", () => {
+    const wrong = usageUnitTests().slice(0, 1);
+    const resolved = wrong[0]!.alert_rule_test!.find((a) => a.alertname === "KeyBudgetSpent" && a.eval_time === "29m")!;
+    resolved.exp_alerts = [expected(rule("KeyBudgetSpent"), { namespace: "ai-gateway", key: "team-a", resource: "tokens", period: "month" })];
+    expect(promtool("test", alertingRulesFile(), wrong).status).not.toBe(0);
+  });
+
   withPromtool("promtool test rules: the burn-rate alerts page on a fast burn, ticket a slow one, and ignore 4xx, a burn within budget, one that stopped and a burst", () => {
     expect(promtool("test", alertingRulesFile(), sloUnitTests())).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
@@ -286,7 +300,7 @@ describe("alert rules", () => {
   });
 
   test("every alert fires in at least one promtool case, so a rule without one fails here", () => {
-    const firing = new Set([...unitTests(), ...healthUnitTests(), ...sloUnitTests(), ...sloDaysUnitTests()].flatMap((t) => (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
+    const firing = new Set([...unitTests(), ...healthUnitTests(), ...usageUnitTests(), ...sloUnitTests(), ...sloDaysUnitTests()].flatMap((t) => (t.alert_rule_test ?? []).filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
     expect(ALERT_RULES.map((r) => r.alert).filter((a) => !firing.has(a))).toEqual([]);
   });
 

@@ -4,14 +4,15 @@
 // `platform="ai-platform"`, so a shared Alertmanager can route them. Each rule describes itself (summary,
 // description, one-line runbook, the page's anchor), so docs/monitoring.md "## Alerts" can be generated from these
 // definitions; alert-rules.test.ts checks every rule with promtool (syntax and unit tests on synthetic series).
-// Three families: the symptoms below, the platform's own health (health-rules.ts) and the API's objectives
-// (slo-rules.ts), whose ratios are recording rules of the same file.
+// Four families: the symptoms below, the platform's own health (health-rules.ts), per-key budgets and the usage ledger
+// (usage-rules.ts), and the API's objectives (slo-rules.ts), whose ratios are recording rules of the same file.
 import { PLATFORM_NAME } from "../platform/labels";
 import { BUCKET_JOB_NAME, NAMESPACE } from "./constants";
 import { COLLECTOR_NAME } from "./collector-values";
 import { HEALTH_RULES } from "./health-rules";
 import type { AlertRule, RecordingRule } from "./rule-types";
 import { SLO_ALERT_RULES, SLO_RECORDING_RULES } from "./slo-rules";
+import { USAGE_RULES } from "./usage-rules";
 
 export type { AlertRule, RecordingRule };
 
@@ -30,7 +31,7 @@ export const ALERT_THRESHOLDS = {
   eventLoopDelayP99Seconds: 0.1,
 } as const;
 
-/** Where every alert's runbook line is on the book's page (the `runbook_url` annotation). */
+/** Where every alert's runbook line is on the book's page (the `runbook_url` annotation), unless a page owns its procedure. */
 export const RUNBOOK_ANCHOR = "docs/monitoring.md#alerts";
 
 
@@ -47,7 +48,7 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     summary: "Model {{ $labels.model }} has no ready replica: the gateway answers 503 for it and does not list it.",
     description: "A model has no ready replica while it is not one that may sleep.",
     runbook:
-      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one shows why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
+      "`kubectl -n app-serving get pods -l <label_domain>/model-slug=<slug>`: a `Pending` pod lacks GPUs (models.md), a crash-looping one says why in its log (app-serving · Model Log Explorer); a model scaled to 0 on purpose fires this too.",
   },
   {
     alert: "ModelWakeTimedOut",
@@ -65,9 +66,9 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     for: "10m",
     severity: "critical",
     summary: "More than 5% of the gateway's answers for {{ $labels.model }} are 5xx.",
-    description: "Over 5% of a model's answers at the gateway are 5xx for 10 minutes.",
+    description: "Over 5% of a model's answers at the gateway are 5xx.",
     runbook:
-      "AI Platform · Gateway, Errors by status: 503 means no ready replica (see ModelDown), 502/504 the model servers failed or timed out; find one request's `requestId` in AI Platform · Error Explorer and follow it into the model server's log.",
+      "AI Platform · Gateway, Errors by status: 503 is no ready replica (ModelDown), 502/504 the model servers failed or timed out; follow a request's `requestId` from AI Platform · Error Explorer into the model server's log.",
   },
   {
     alert: "GatewayEventLoopDelay",
@@ -75,9 +76,9 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     for: "10m",
     severity: "warning",
     summary: "The event loop of gateway pod {{ $labels.pod }} runs over 100 ms late at p99: every request it holds waits that long.",
-    description: "A gateway pod's event loop runs over 100 ms late at p99 for 10 minutes.",
+    description: "A gateway pod's event loop runs over 100 ms late at p99.",
     runbook:
-      "AI Platform · Gateway, Event loop delay: a pod at its CPU limit (Cluster · Pod Resource Usage) needs more replicas or a higher `gateway:resources` CPU limit; one near its memory limit spends the time collecting garbage (raise the memory limit); a delay on one pod alone with a long maximum is one long task: its slowest requests in the gateway's log show which.",
+      "AI Platform · Gateway, Event loop delay: a pod at its CPU limit (Cluster · Pod Resource Usage) needs more replicas or a higher `gateway:resources` CPU limit; one near its memory limit is collecting garbage (raise the memory limit); one pod alone with a long maximum is one long task: its slowest requests in the gateway's log show which.",
   },
   {
     alert: "TimeToFirstTokenSLO",
@@ -85,9 +86,9 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "p90 time to first token of {{ $labels.model_name }} is above 2 s at the model servers.",
-    description: "The model servers' p90 time to first token is over 2 s for 15 minutes.",
+    description: "The model servers' p90 time to first token is over 2 s.",
     runbook:
-      "AI Platform · Model Serving: requests waiting > 0 and KV cache near full mean the replicas are saturated (add replicas or lower `--max-num-seqs`); long prompts with a low prefix-cache hit rate mean prefill dominates.",
+      "AI Platform · Model Serving: requests waiting > 0 and KV cache near full: replicas saturated (add replicas or lower `--max-num-seqs`); long prompts with a low prefix-cache hit rate: prefill dominates.",
   },
   {
     alert: "KVCacheSaturated",
@@ -95,7 +96,7 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "KV cache of {{ $labels.pod }} ({{ $labels.model_name }}) is over 90% used.",
-    description: "A model server's KV cache is over 90% used for 15 minutes.",
+    description: "A model server's KV cache is over 90% used.",
     runbook:
       "Requests queue and get preempted on this pod: add replicas, lower `--max-num-seqs` or `--max-model-len`, or check that the endpoint picker spreads load (AI Platform · Model Serving, per pod).",
   },
@@ -123,7 +124,7 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     summary: "The log store is refusing or failing pushes ({{ $labels.reason }}{{ $labels.status_code }}): log lines are being lost.",
     description: "The log store discards lines or fails pushes.",
     runbook:
-      "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit` mean a pod logs above the log store's limits (3 MB/s per stream, 16 MB/s in all; find it in AI Platform · Overview), 5xx on push mean the object store is unreachable or out of space.",
+      "`kubectl -n monitoring logs statefulset/logstore`: `rate_limited`/`per_stream_rate_limit`: a pod logs over the log store's limits (3 MB/s per stream, 16 MB/s in all; find it in AI Platform · Overview); 5xx on push: the object store is unreachable or full.",
   },
   {
     alert: "LogstoreBucketJobFailed",
@@ -133,7 +134,7 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     summary: "The bucket Job failed: the log store was not deployed.",
     description: "The Job that creates the log store's bucket failed.",
     runbook:
-      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch means `monitoring:s3User`/`s3Password` differ from the object store's (with IRSA, an AccessDenied: the role's trust or S3 policy; on Cloud Storage, the log names the missing permission of the Job's Google service account); fix them and run `pulumi up` (the Job is replaced and runs again).",
+      "`kubectl -n monitoring logs job/logstore-create-bucket`: a 403 or signature mismatch: `monitoring:s3User`/`s3Password` are not the object store's (IRSA: an AccessDenied, the role's trust or S3 policy; Cloud Storage: the log names the permission the Job's Google service account lacks); fix them, `pulumi up` (the Job is replaced and reruns).",
   },
   {
     alert: "CollectorNotOnEveryNode",
@@ -141,21 +142,21 @@ const SYMPTOM_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "{{ $value }} node(s) run no available collector pod: their pods' logs are not shipped.",
-    description: "Some nodes run no available collector pod for 15 minutes.",
+    description: "Some nodes run no available collector pod.",
     runbook:
-      "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide` and describe the pod that is not Running; a node with a taint other than NoSchedule needs `monitoring:collectorTolerations`.",
+      "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide`, describe the pod not Running; a node tainted other than NoSchedule needs `monitoring:collectorTolerations`.",
   },
 ];
 
-/** Every alert the metrics server evaluates: the Watchdog and the platform's health first, then symptoms, then objectives. */
-export const ALERT_RULES: readonly AlertRule[] = [...HEALTH_RULES, ...SYMPTOM_RULES, ...SLO_ALERT_RULES];
+/** Every alert the metrics server evaluates: the Watchdog and the platform's health first, then symptoms, usage, objectives. */
+export const ALERT_RULES: readonly AlertRule[] = [...HEALTH_RULES, ...SYMPTOM_RULES, ...USAGE_RULES, ...SLO_ALERT_RULES];
 
 /** Every recording rule (the objectives' error ratios). */
 export const RECORDING_RULES: readonly RecordingRule[] = SLO_RECORDING_RULES;
 
 /** The annotations an alert carries: what is wrong, what it means, what to do and where that is written. */
 export function alertAnnotations(r: AlertRule): Record<string, string> {
-  return { summary: r.summary, description: r.description, runbook: r.runbook, runbook_url: RUNBOOK_ANCHOR };
+  return { summary: r.summary, description: r.description, runbook: r.runbook, runbook_url: r.runbookPage ? `docs/${r.runbookPage}` : RUNBOOK_ANCHOR };
 }
 
 /**

@@ -393,3 +393,69 @@ export function sloDaysUnitTests(): UnitTest[] {
     recordedRatiosCase("latency", RISING_ERRORS),
   ];
 }
+
+/** A gateway pod's series of one key's budget: limit, what it last read as used, and the rest. */
+function budget(pod: string, key: string, resource: "tokens" | "requests", period: "day" | "month", limit: number, used: string) {
+  const labels = `namespace="ai-gateway", pod="${pod}", key="${key}", resource="${resource}", period="${period}"`;
+  return [
+    { series: `gateway_key_budget_limit{${labels}}`, values: `${limit}x40` },
+    { series: `gateway_key_budget_used{${labels}}`, values: used },
+  ];
+}
+
+/** A gateway pod's usage-ledger series: writes by outcome (counters), and objects pending. */
+function ledger(pod: string, r: { success: string; failure: string; pending: string }) {
+  const labels = `namespace="ai-gateway", pod="${pod}"`;
+  return [
+    { series: `gateway_usage_ledger_writes_total{${labels}, outcome="success"}`, values: r.success },
+    { series: `gateway_usage_ledger_writes_total{${labels}, outcome="failure"}`, values: r.failure },
+    { series: `gateway_usage_ledger_pending_objects{${labels}}`, values: r.pending },
+  ];
+}
+
+export function usageUnitTests(): UnitTest[] {
+  const key = (k: string, resource: string, period: string) => ({ namespace: "ai-gateway", key: k, resource, period });
+  return [
+    {
+      // team-a's monthly tokens: 50%, then 85% as the newest read of one pod (the other lags at 70%), then both read
+      // 100%, then the month turns (used 0, one pod a minute later). team-b's daily requests stay at 50%.
+      interval: "1m",
+      input_series: [
+        ...budget("gw-1", "team-a", "tokens", "month", 10000, "5000x5 8500x10 10000x10 0x15"),
+        ...budget("gw-2", "team-a", "tokens", "month", 10000, "5000x5 7000x10 10200x10 10200 0x14"),
+        ...budget("gw-1", "team-b", "requests", "day", 1000, "500x40"),
+      ],
+      alert_rule_test: [
+        ...["KeyBudgetNearlySpent", "KeyBudgetSpent"].map((alertname) => ({ eval_time: "5m", alertname, exp_alerts: [] })),
+        { eval_time: "14m", alertname: "KeyBudgetNearlySpent", exp_alerts: [expected(rule("KeyBudgetNearlySpent"), key("team-a", "tokens", "month"))] },
+        { eval_time: "14m", alertname: "KeyBudgetSpent", exp_alerts: [] },
+        { eval_time: "24m", alertname: "KeyBudgetNearlySpent", exp_alerts: [] },
+        { eval_time: "24m", alertname: "KeyBudgetSpent", exp_alerts: [expected(rule("KeyBudgetSpent"), key("team-a", "tokens", "month"))] },
+        // The new month: both resolved once every pod read it.
+        ...["KeyBudgetNearlySpent", "KeyBudgetSpent"].map((alertname) => ({ eval_time: "29m", alertname, exp_alerts: [] })),
+      ],
+    },
+    {
+      // gw-fails: every write fails from minute 5 while counts pend. gw-blip: 5 minutes of failures, then writes
+      // succeed again. gw-idle: nothing pending, no write for long. gw-hung: pending, no write ending at all.
+      interval: "1m",
+      input_series: [
+        ...ledger("gw-fails", { success: "0+6x5 30x35", failure: "0x5 0+6x35", pending: "1x5 2x35" }),
+        ...ledger("gw-blip", { success: "0+6x5 30x5 30+6x30", failure: "0x5 0+6x5 30x30", pending: "1x40" }),
+        ...ledger("gw-idle", { success: "30x40", failure: "0x40", pending: "0x40" }),
+        ...ledger("gw-hung", { success: "0+6x5 30x35", failure: "0x40", pending: "1x40" }),
+      ],
+      alert_rule_test: [
+        { eval_time: "15m", alertname: "UsageLedgerWritesFailing", exp_alerts: [] },
+        {
+          eval_time: "25m",
+          alertname: "UsageLedgerWritesFailing",
+          exp_alerts: [
+            expected(rule("UsageLedgerWritesFailing"), { namespace: "ai-gateway", pod: "gw-fails" }, "2"),
+            expected(rule("UsageLedgerWritesFailing"), { namespace: "ai-gateway", pod: "gw-hung" }, "1"),
+          ],
+        },
+      ],
+    },
+  ];
+}

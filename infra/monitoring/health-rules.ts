@@ -87,7 +87,7 @@ export const HEALTH_RULES: readonly AlertRule[] = [
     summary: "Always firing: the metrics server evaluates rules and reaches the Alertmanager.",
     description: "The dead-man's switch. The Alertmanager sends it to a heartbeat service outside the cluster, which pages when it stops arriving.",
     runbook:
-      "Never silence it. The heartbeat service paging means no Watchdog arrived: `kubectl -n monitoring get pods` (metrics server Running?), then `curl -s localhost:9090/api/v1/alertmanagers` (port-forward as in Metrics server) and `prometheus_notifications_errors_total` on its `/metrics`, then the Alertmanager and its heartbeat route.",
+      "Never silence it. The heartbeat service paging means no Watchdog arrived: `kubectl -n monitoring get pods` (metrics server Running?), `curl -s localhost:9090/api/v1/alertmanagers` (port-forward as in Metrics server) and `prometheus_notifications_errors_total` on its `/metrics`, then the Alertmanager and its heartbeat route.",
   },
   {
     alert: "GatewayDown",
@@ -100,7 +100,7 @@ export const HEALTH_RULES: readonly AlertRule[] = [
     summary: "No gateway pod in {{ $labels.namespace }} answers or is ready: the API is down.",
     description: "The gateway Deployment wants replicas and none of its pods answers the metrics server, or none is available to its Service.",
     runbook:
-      "`kubectl -n <gateway namespace> get pods -l app.kubernetes.io/name=gateway`: `Pending` means no CPU node fits, a crash loop shows its cause in `kubectl logs --previous` (a keys or catalog file it refuses); `Running` but not ready shows its failing `/readyz` in `kubectl describe pod`; pods ready mean the metrics server cannot reach port 9090 (a NetworkPolicy).",
+      "`kubectl -n <gateway namespace> get pods -l app.kubernetes.io/name=gateway`: `Pending`: no CPU node fits; a crash loop: `kubectl logs --previous` says why (a keys or catalog file refused); `Running` but not ready: `kubectl describe pod` shows the failing `/readyz`; pods ready: the metrics server cannot reach port 9090 (a NetworkPolicy).",
   },
   {
     alert: "RateLimitStoreDown",
@@ -120,7 +120,7 @@ export const HEALTH_RULES: readonly AlertRule[] = [
     summary: "Endpoint picker {{ $labels.deployment }} in {{ $labels.namespace }} has no pod answering.",
     description: "Routes through its InferencePool (HTTPRoutes of a Gateway API implementation) fail; the gateway's own routing does not use it.",
     runbook:
-      "`kubectl -n app-serving get pods -l inferencepool=<deployment>` and `kubectl logs`: a picker that cannot watch its pool's pods logs RBAC errors; `Running` and ready means the metrics server cannot reach port 9090.",
+      "`kubectl -n app-serving get pods -l inferencepool=<deployment>` and `kubectl logs`: a picker unable to watch its pool's pods logs RBAC errors; `Running` and ready: the metrics server cannot reach port 9090.",
   },
   {
     alert: "ModelServerMetricsMissing",
@@ -152,7 +152,7 @@ export const HEALTH_RULES: readonly AlertRule[] = [
     summary: "No collector pod answers on any node: no logs are shipped.",
     description: "The collector DaemonSet wants pods and none answers (CollectorNotOnEveryNode covers some nodes).",
     runbook:
-      "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide` and the log of one: a configuration it refuses names the line; pods Running and ready mean the metrics server cannot reach port 12345.",
+      "`kubectl -n monitoring get pods -l app.kubernetes.io/instance=collector -o wide` and one's log: a refused configuration names the line; pods Running and ready: the metrics server cannot reach port 12345.",
   },
   {
     alert: "ViewerDown",
@@ -194,7 +194,7 @@ export const HEALTH_RULES: readonly AlertRule[] = [
     for: "15m",
     severity: "warning",
     summary: "Volume {{ $labels.namespace }}/{{ $labels.persistentvolumeclaim }} is over 85% full.",
-    description: "A persistent volume, as its node's kubelet reports it, has less than 15% free.",
+    description: "A persistent volume has less than 15% free (its kubelet's figures).",
     runbook:
       `\`kubectl get pvc -A\`: the metrics server keeps at most ${METRICS_STORAGE.retentionSize} of its ${METRICS_STORAGE.volume}, so over 85% its write-ahead log grew (a burst of new series); the log store's holds its WAL and compactor work and fills when the object store refuses uploads (LogstoreIngestionErrors). Grow the claim where its storage class allows expansion.`,
   },

@@ -13,6 +13,8 @@ export interface AlertRule {
   readonly description: string;
   /** What to do, in one line (docs/monitoring.md "## Alerts"). */
   readonly runbook: string;
+  /** The book's page and anchor that owns the procedure (`operations.md#…`), when it is not the Alerts list. */
+  readonly runbookPage?: string;
 }
 
 /** A recording rule: a series the metrics server computes, which alerts read. */

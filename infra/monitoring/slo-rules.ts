@@ -82,7 +82,7 @@ export const SLO_ALERT_RULES: readonly AlertRule[] = [
     summary: "The API's 5xx answers are spending the availability budget 6 to 14.4 times too fast: at this rate it is gone within days.",
     description: `Objective: ${AVAILABILITY}. ${burnWords("page")}`,
     runbook:
-      "AI Platform · Gateway, Errors by status: 503 from one model is ModelDown or ModelWakeTimedOut, 502/504 its model servers; 503 for every model with `store_unavailable` refusals is RateLimitStoreDown failing closed; then GatewayServerErrors names the model.",
+      "AI Platform · Gateway, Errors by status: 503 from one model is ModelDown or ModelWakeTimedOut, 502/504 its model servers; 503 for every model with `store_unavailable` refusals is RateLimitStoreDown failing closed; GatewayServerErrors names the model.",
   },
   {
     alert: "ApiAvailabilityBurnSlow",
@@ -92,7 +92,7 @@ export const SLO_ALERT_RULES: readonly AlertRule[] = [
     summary: "The API's 5xx answers are spending the availability budget faster than it lasts 30 days.",
     description: `Objective: ${AVAILABILITY}. ${burnWords("ticket")}`,
     runbook:
-      "A steady trickle of 5xx: AI Platform · Gateway, Errors by status over 3 days shows which model and status; a request's `requestId` in AI Platform · Error Explorer leads to the model server's log.",
+      "A steady trickle of 5xx: AI Platform · Gateway, Errors by status over 3 days shows the model and status; a `requestId` in AI Platform · Error Explorer leads to the model server's log.",
   },
   {
     alert: "ApiLatencyBurnFast",

@@ -163,6 +163,35 @@ describe("dashboards", () => {
     expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
   });
 
+  withPromtool("budgets on the gateway dashboard: each key's share of each budget is the newest read of any pod, not a sum over pods", () => {
+    const share = gatewayDashboard().panels.find((p) => p.title === "Budget used by key")!.targets[0]!.expr;
+    const series = (pod: string, key: string, resource: string, limit: number, used: number) => {
+      const labels = `namespace="ai-gateway", pod="${pod}", key="${key}", resource="${resource}", period="month"`;
+      return [
+        { series: `gateway_key_budget_limit{${labels}}`, values: `${limit}x5` },
+        { series: `gateway_key_budget_used{${labels}}`, values: `${used}x5` },
+      ];
+    };
+    const tests = [
+      {
+        interval: "1m",
+        // Two pods read team-a's tokens at different times (600 then 900 of 1000); team-a's requests on one pod.
+        input_series: [...series("gw-1", "team-a", "tokens", 1000, 600), ...series("gw-2", "team-a", "tokens", 1000, 900), ...series("gw-1", "team-a", "requests", 200, 50)],
+        promql_expr_test: [
+          {
+            expr: share,
+            eval_time: "2m",
+            exp_samples: [
+              { labels: '{namespace="ai-gateway", key="team-a", resource="tokens", period="month"}', value: 0.9 },
+              { labels: '{namespace="ai-gateway", key="team-a", resource="requests", period="month"}', value: 0.25 },
+            ],
+          },
+        ],
+      },
+    ];
+    expect(promtool("test", { groups: [] }, tests)).toEqual({ status: 0, out: expect.stringContaining("SUCCESS") });
+  });
+
   test("the grammars do reject broken expressions (the check can fail)", () => {
     expect(errors(logqlParser.parse('sum(rate({platform="ai-platform"} [5m]'))).toBeGreaterThan(0);
     expect(errors(promqlParser.parse("rate(node_cpu_seconds_total[5m]"))).toBeGreaterThan(0);

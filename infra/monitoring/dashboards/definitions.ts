@@ -1,6 +1,7 @@
 // The six dashboards of the spec. Log dashboards are scoped to the stream label platform="ai-platform" (every
 // selector starts with it); metrics dashboards are cluster-wide.
 import { PLATFORM_NAME } from "../../platform/labels";
+import { BUDGET_SHARE, BUDGET_THRESHOLDS } from "../usage-rules";
 import { type Dashboard, dashboard, type PanelSpec, variable } from "./model";
 
 const PLATFORM = `platform="${PLATFORM_NAME}"`;
@@ -24,7 +25,7 @@ export function overviewDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Log rate by subsystem",
-        description: "Lines per second by app.kubernetes.io/part-of (app-shaide, app-serving). A subsystem at zero has stopped logging, or the collector stopped shipping it.",
+        description: "Lines per second by app.kubernetes.io/part-of (app-shaide, app-serving). A subsystem at zero stopped logging, or the collector stopped shipping it.",
         exprs: [{ expr: `sum by (part_of) (rate({${PLATFORM}}[5m]))`, legend: "{{part_of}}" }],
         unit: "short",
       },
@@ -82,7 +83,7 @@ export function errorExplorerDashboard(): Dashboard {
         title: "Errors by component and model",
         exprs: [{ expr: `sum by (component, model_slug) (count_over_time(${sel} ${ERROR_FILTER} [5m]))`, legend: "{{component}} {{model_slug}}" }],
       },
-      { type: "logs", title: "Error lines", description: "A gateway line's requestId finds the request in the model server's log (forwarded as x-request-id). Choosing a model leaves out the gateway, whose pods have no model_slug.", exprs: [{ expr: `${sel} ${ERROR_FILTER}` }], w: 24, h: 14 },
+      { type: "logs", title: "Error lines", description: "A gateway line's requestId finds the request in the model server's log (sent as x-request-id). Choosing a model leaves out the gateway (no model_slug).", exprs: [{ expr: `${sel} ${ERROR_FILTER}` }], w: 24, h: 14 },
     ],
   });
 }
@@ -124,7 +125,7 @@ export function servingLogExplorerDashboard(): Dashboard {
     ],
     panels: [
       { type: "timeseries", title: "Log rate by category", exprs: [{ expr: `sum by (model_category) (rate(${sel}[5m]))`, legend: "{{model_category}}" }], w: 8 },
-      { type: "timeseries", title: "Log rate by model", description: "A model whose line goes flat while others keep logging has stopped serving.", exprs: [{ expr: `sum by (model_slug) (rate(${sel}[5m]))`, legend: "{{model_slug}}" }], w: 8 },
+      { type: "timeseries", title: "Log rate by model", description: "A model going flat while others log has stopped serving.", exprs: [{ expr: `sum by (model_slug) (rate(${sel}[5m]))`, legend: "{{model_slug}}" }], w: 8 },
       { type: "timeseries", title: "Log rate by node group", description: "Only models with a nodeGroup appear here.", exprs: [{ expr: `sum by (nodegroup) (rate(${sel}[5m]))`, legend: "{{nodegroup}}" }], w: 8 },
       {
         type: "timeseries",
@@ -132,14 +133,14 @@ export function servingLogExplorerDashboard(): Dashboard {
         exprs: [{ expr: `sum by (model_slug) (count_over_time(${sel} ${ERROR_FILTER} [5m]))`, legend: "{{model_slug}}" }],
         w: 24,
       },
-      { type: "logs", title: "Model server logs", description: "vLLM's output: weight loading, CUDA errors, out-of-memory (no per-request lines: requests are in the gateway's log).", exprs: [{ expr: sel }], w: 24, h: 16 },
+      { type: "logs", title: "Model server logs", description: "vLLM's output: weight loading, CUDA errors, out-of-memory (requests are in the gateway's log).", exprs: [{ expr: sel }], w: 24, h: 16 },
     ],
   });
 }
 
 /** The GPU panels' data comes from an exporter the platform does not deploy; the panels say so. */
 const DCGM_NOTE =
-  "From the NVIDIA DCGM exporter (DCGM_FI_*), which the platform does not deploy (the NVIDIA GPU Operator ships it; annotate it for scraping): empty without it.";
+  "From the NVIDIA DCGM exporter (DCGM_FI_*), not deployed by the platform (the NVIDIA GPU Operator ships it; annotate it for scraping): empty without it.";
 
 export function nodeMetricsDashboard(): Dashboard {
   const inst = `instance=~"$instance"`;
@@ -232,13 +233,13 @@ export function podResourcesDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Container restarts (1h)",
-        description: "A model server restarting during its first load: its startup probe gave up before the weights were loaded (docs/models.md, Startup and shutdown).",
+        description: "A model server restarting during its first load: its startup probe gave up before the weights loaded (docs/models.md, Startup and shutdown).",
         exprs: [{ expr: `sum by (namespace, pod) (increase(kube_pod_container_status_restarts_total{${sel}}[1h]))`, legend: "{{namespace}}/{{pod}}" }],
       },
       {
         type: "stat",
         title: "Pods not ready",
-        description: "Running or Pending pods whose Ready condition is false. Completed and failed pods (a finished Job's) are not counted.",
+        description: "Running or Pending pods whose Ready condition is false; completed and failed pods (a finished Job's) are not counted.",
         exprs: [{ expr: `sum(kube_pod_status_ready{condition="false", ${sel}} and on (namespace, pod) (kube_pod_status_phase{phase=~"Pending|Running", ${sel}} == 1)) or vector(0)` }],
       },
     ],
@@ -266,7 +267,7 @@ export function gatewayDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-gateway",
     title: "AI Platform · Gateway",
-    description: "The gateway's own metrics, per gateway pod; the panels sum them (or count each replica once). The top rows compare the models; the last is repeated for each model selected.",
+    description: "The gateway's own metrics, per gateway pod, summed by the panels (or each replica counted once). The top rows compare the models; the last repeats per model selected.",
     tags: ["ai-platform", "metrics", "gateway"],
     kind: "metrics",
     // Models and their LoRA adapters, each a model of its own in the gateway's metrics.
@@ -277,7 +278,7 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Errors by status",
-        description: "429 is saturation or a per-key limit (the refusals panel tells them apart), 503 no ready replica, 502/504 the model servers, 499 a client that went away.",
+        description: "429: saturation or a per-key limit (the refusals panel tells which), 503 no ready replica, 502/504 the model servers, 499 a client gone.",
         exprs: [{ expr: `sum by (status) (rate(gateway_requests_total{status!~"2..", ${m}}[5m]))`, legend: "{{status}}" }],
         unit: "reqps",
       },
@@ -287,21 +288,21 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Tokens per second by model",
-        description: "As the model servers report them; the same numbers charge the per-key token limits.",
+        description: "As the model servers report them, the numbers the per-key token limits charge.",
         exprs: [{ expr: `sum by (model, type) (rate(gateway_tokens_total{${m}}[5m]))`, legend: "{{model}} {{type}}" }],
         unit: "short",
       },
       {
         type: "timeseries",
         title: "Saturated replicas (share)",
-        description: "Share of a model's replicas at their concurrency cap or load thresholds: at 1, new requests wait in the queue, then get 429 model_saturated; sustained near 1, add replicas. Every gateway pod reports every replica, so the share is averaged.",
+        description: "Share of a model's replicas at their concurrency cap or load thresholds: at 1 new requests queue, then get 429 model_saturated; near 1 for long, add replicas. Averaged: every gateway pod reports every replica.",
         exprs: [{ expr: `avg by (model) (gateway_replica_saturated{${m}})`, legend: "{{model}}" }],
         unit: "percentunit",
       },
       {
         type: "timeseries",
         title: "Waiting for room",
-        description: "Requests waiting because no replica of the model can take them, by the key's priority, and the p90 of how long those that got a replica waited; refusals by reason (queue_full, displaced, timeout, no_memory, no_replica).",
+        description: "Requests waiting for a replica of the model, by the key's priority, and the p90 wait of those placed; refusals by reason (queue_full, displaced, timeout, no_memory, no_replica).",
         exprs: [
           { expr: `sum by (model, priority) (gateway_model_queued_requests{${m}})`, legend: "{{model}} {{priority}} waiting" },
           { expr: `histogram_quantile(0.9, sum by (le, model) (rate(gateway_queue_wait_seconds_bucket{${m}}[5m])))`, legend: "{{model}} p90 wait (s)" },
@@ -311,7 +312,7 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Ready replicas and requests in flight",
-        description: "Ready replicas counted once each (ready when any gateway pod sees it ready); 0 means the model answers 503 and is not listed (alert ModelDown).",
+        description: "Ready replicas, each counted once (ready when any gateway pod sees it so); 0: the model answers 503, unlisted (alert ModelDown).",
         exprs: [
           { expr: `sum by (model) (max by (model, replica) (gateway_replica_ready{${m}}))`, legend: "{{model}} ready replicas" },
           { expr: `sum by (model) (gateway_requests_in_flight{${m}})`, legend: "{{model}} in flight" },
@@ -320,14 +321,14 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Rate-limit refusals by key",
-        description: "Refusals by per-key limits (limit: requests, tokens, concurrency, or store_unavailable when Redis is down and the gateway fails closed), by key name.",
+        description: "Refusals by per-key limits, by key name (limit: requests, tokens, concurrency, budget_tokens, budget_requests, or store_unavailable when Redis is down and the gateway fails closed).",
         exprs: [{ expr: `sum by (key, limit) (rate(gateway_rate_limit_refusals_total[5m]))`, legend: "{{key}} {{limit}}" }],
         unit: "reqps",
       },
       {
         type: "timeseries",
         title: "Event loop delay",
-        description: "How late each gateway pod's event loop ran over the window its last scrape closed (at least 30 s), p99 and longest: every request the pod holds waits that long (alert GatewayEventLoopDelay).",
+        description: "How late each gateway pod's event loop ran in the window its last scrape closed (30 s or more), p99 and longest: every request the pod holds waits that long (alert GatewayEventLoopDelay).",
         exprs: [
           { expr: "max by (pod) (gateway_event_loop_delay_p99_seconds)", legend: "{{pod}} p99" },
           { expr: "max by (pod) (gateway_event_loop_delay_max_seconds)", legend: "{{pod}} longest" },
@@ -345,9 +346,30 @@ export function gatewayDashboard(): Dashboard {
       {
         type: "table",
         title: "Tokens by key and model over the dashboard's time range",
-        description: "What `npm run usage` reports for the same period (docs/operations.md): the increase of each key's counters, summed over gateway pods.",
+        description: "Each key's counters' increase, summed over gateway pods, within the metrics server's retention; the billing record is the usage ledger (`npm run usage`).",
         exprs: [{ expr: `sum by (key, model, type) (increase(gateway_tokens_total{${m}}[$__range]))`, legend: "{{key}} {{model}} {{type}}" }],
         unit: "short",
+        w: 12,
+      },
+      {
+        type: "bargauge",
+        title: "Budget used by key",
+        description: "Each key's share of each budget, the newest read of any gateway pod: orange from 80% (alert KeyBudgetNearlySpent), red at 100% (KeyBudgetSpent).",
+        exprs: [{ expr: BUDGET_SHARE, legend: "{{key}} {{resource}} per {{period}}" }],
+        unit: "percentunit",
+        max: BUDGET_THRESHOLDS.spent,
+        thresholds: [BUDGET_THRESHOLDS.nearlySpent, BUDGET_THRESHOLDS.spent],
+        w: 12,
+      },
+      {
+        type: "timeseries",
+        title: "Usage ledger writes",
+        description: "Per gateway pod: writes in 5 minutes by outcome, hours of counts unwritten, seconds since a write succeeded (an idle pod writes nothing). Pending with no success: UsageLedgerWritesFailing.",
+        exprs: [
+          { expr: "sum by (pod, outcome) (increase(gateway_usage_ledger_writes_total[5m]))", legend: "{{pod}} {{outcome}}" },
+          { expr: "max by (pod) (gateway_usage_ledger_pending_objects)", legend: "{{pod}} pending" },
+          { expr: "time() - max by (pod) (gateway_usage_ledger_last_write_timestamp_seconds)", legend: "{{pod}} s since a write" },
+        ],
         w: 12,
       },
       { type: "row", title: "Model $model", repeat: "model", exprs: [] },
@@ -396,7 +418,7 @@ export function modelServingDashboard(): Dashboard {
   return dashboard({
     uid: "ai-platform-model-serving",
     title: "AI Platform · Model Serving",
-    description: "The model servers' own metrics (vLLM's) and their endpoint pickers'; the last row is repeated for each model selected, with panels per pod.",
+    description: "The model servers' own metrics (vLLM's) and their endpoint pickers'; the last row repeats per model selected, with panels per pod.",
     tags: ["ai-platform", "metrics", "serving"],
     kind: "metrics",
     variables: [variable("metrics", "model", "Model", { label: "model_name", selector: "vllm:num_requests_running" })],
@@ -405,7 +427,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Ready pods per pool",
-        description: "Model-server pods each endpoint picker (InferencePool gaie-<slug>) can route to; 0: the pool's route answers 503.",
+        description: "Model-server pods each endpoint picker (InferencePool gaie-<slug>) can route to; 0: its route answers 503.",
         exprs: [{ expr: "max by (name) (inference_pool_ready_pods)", legend: "{{name}}" }],
         w: 8,
       },
@@ -426,7 +448,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Replicas per model",
-        description: "Decode Deployments (`ms-<slug>-…-decode`): the count KEDA and its HPA ask for, and the ready pods.",
+        description: "Decode Deployments (`ms-<slug>-…-decode`): the count KEDA and its HPA ask for, and ready pods.",
         exprs: [
           { expr: `sum by (deployment) (kube_deployment_spec_replicas{${DECODE}})`, legend: "{{deployment}} desired" },
           { expr: `sum by (deployment) (kube_deployment_status_replicas_ready{${DECODE}})`, legend: "{{deployment}} ready" },
@@ -464,7 +486,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Autoscaler errors",
-        description: "Failed trigger queries per ScaledObject: while they fail KEDA does not scale, and a model at zero cannot wake.",
+        description: "Failed trigger queries per ScaledObject: meanwhile KEDA does not scale, a model at zero cannot wake.",
         exprs: [{ expr: "sum by (scaledObject) (rate(keda_scaler_detail_errors_total[5m]))", legend: "{{scaledObject}}" }],
         unit: "reqps",
         w: 12,
@@ -484,7 +506,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "KV-cache usage",
-        description: "Share of the KV-cache blocks in use, per pod (0–1). Near 1: requests queue or are preempted (alert KVCacheSaturated at 0.9).",
+        description: "Share of KV-cache blocks in use, per pod (0–1). Near 1: requests queue or are preempted (alert KVCacheSaturated at 0.9).",
         exprs: [{ expr: `max by (pod) (vllm:kv_cache_usage_perc{${one}})`, legend: "{{pod}}" }],
         unit: "percentunit",
         w: 8,
@@ -492,7 +514,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Prefix-cache hit rate",
-        description: "Share of prompt tokens found in the prefix cache, per pod: the endpoint picker's prefix-aware routing shows here.",
+        description: "Share of prompt tokens found in the prefix cache, per pod: prefix-aware routing shows here.",
         exprs: [{ expr: `sum by (pod) (rate(vllm:prefix_cache_hits_total{${one}}[5m])) / sum by (pod) (rate(vllm:prefix_cache_queries_total{${one}}[5m]))`, legend: "{{pod}}" }],
         unit: "percentunit",
         w: 8,
@@ -500,7 +522,7 @@ export function modelServingDashboard(): Dashboard {
       {
         type: "timeseries",
         title: "Time to first token",
-        description: "At the model server (queueing and prefill), whichever path the request came by; alert TimeToFirstTokenSLO at p90 > 2 s.",
+        description: "At the model server (queueing and prefill), whatever the request's path; alert TimeToFirstTokenSLO at p90 > 2 s.",
         exprs: quantiles("vllm:time_to_first_token_seconds", "model_name", one),
         unit: "s",
         w: 8,
@@ -551,7 +573,7 @@ function loraPanels(): PanelSpec[] {
     {
       type: "timeseries",
       title: "Request latency by adapter (p90)",
-      description: "At the gateway, the first request on a replica without the adapter waiting for its load included.",
+      description: "At the gateway, including the first request on a replica waiting for the adapter's load.",
       exprs: [{ expr: `histogram_quantile(0.9, sum by (le, model) (rate(gateway_request_duration_seconds_bucket[5m]))) ${ADAPTERS_ONLY}`, legend: "p90 {{model}}" }],
       unit: "s",
       w: 8,
@@ -559,7 +581,7 @@ function loraPanels(): PanelSpec[] {
     {
       type: "timeseries",
       title: "Adapter loads and evictions",
-      description: "Loads the gateway made on a replica (a failure answered its requests 503 adapter_load_failed), and adapters it unloaded for another. Many evictions: too few adapter slots or replicas.",
+      description: "Loads the gateway made on a replica (a failure answered its requests 503 adapter_load_failed), and adapters it unloaded for another. Many evictions: too few slots or replicas.",
       exprs: [
         { expr: "sum by (adapter, outcome) (increase(gateway_lora_adapter_loads_total[5m]))", legend: "{{adapter}} load {{outcome}}" },
         { expr: "sum by (adapter) (increase(gateway_lora_adapter_evictions_total[5m]))", legend: "{{adapter}} evicted" },

@@ -135,6 +135,23 @@ export function gatewayWakeMetrics(): MetricSource {
   return { exposedBy: "the gateway (/metrics on 9090), hold queue", reference: "issue #22: the gateway's metrics for held requests and wakes", names, histograms: names.filter((n) => n === "gateway_model_wake_seconds") };
 }
 
+/**
+ * What the gateway exports for per-key budgets and its usage ledger (issue #30), as agreed with its implementation:
+ * the names its registry does not serve yet (or serves only once budgets or a ledger are configured).
+ */
+export const GATEWAY_USAGE_METRICS = [
+  "gateway_key_budget_limit",
+  "gateway_key_budget_used",
+  "gateway_key_budget_remaining",
+  "gateway_usage_ledger_writes_total",
+  "gateway_usage_ledger_last_write_timestamp_seconds",
+  "gateway_usage_ledger_pending_objects",
+] as const;
+export function gatewayUsageMetrics(): MetricSource {
+  const served = new Set(gatewayMetrics().names);
+  return { exposedBy: "the gateway (/metrics on 9090), with budgets or a ledger", reference: "issue #30: the gateway's metrics for budgets and the usage ledger", names: GATEWAY_USAGE_METRICS.filter((n) => !served.has(n)) };
+}
+
 const LOKI: MetricSource = {
   exposedBy: "the log store (Loki, /metrics on 3100)",
   reference: "https://grafana.com/docs/loki/latest/operations/observability/ (loki_discarded_samples_total; loki_request_duration_seconds by route)",
@@ -173,7 +190,7 @@ const GATEWAY_TLS: MetricSource = {
 };
 
 export function metricSources(): MetricSource[] {
-  return [gatewayMetrics(), gatewayWakeMetrics(), GATEWAY_TLS, VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI, SCRAPES, KUBELET, CERT_MANAGER];
+  return [gatewayMetrics(), gatewayWakeMetrics(), gatewayUsageMetrics(), GATEWAY_TLS, VLLM, EPP, KUBE_STATE_METRICS, KEDA, NODE_EXPORTER, CADVISOR, DCGM, LOKI, SCRAPES, KUBELET, CERT_MANAGER];
 }
 
 /** The metric names a PromQL expression selects, from Prometheus' own grammar. */

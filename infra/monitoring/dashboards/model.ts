@@ -28,7 +28,7 @@ export interface Target {
 
 export interface Panel {
   readonly id: number;
-  readonly type: "timeseries" | "logs" | "stat" | "table" | "row";
+  readonly type: "timeseries" | "logs" | "stat" | "table" | "bargauge" | "row";
   readonly title: string;
   readonly description?: string;
   readonly datasource: DatasourceRef;
@@ -80,6 +80,9 @@ export interface PanelSpec {
   readonly repeat?: string;
   readonly exprs: readonly { expr: string; legend?: string }[];
   readonly unit?: string;
+  /** Bar gauges: the value of a full bar, and where the bar turns orange, then red. */
+  readonly max?: number;
+  readonly thresholds?: readonly [orange: number, red: number];
   /** Width in grid columns (of 24); panels flow left to right, then wrap. */
   readonly w?: number;
   readonly h?: number;
@@ -93,11 +96,31 @@ export function withGrafanaTimes(expr: string, duration = "5m"): string {
   return expr.replace(new RegExp(`\\$(${GRAFANA_TIME_VARIABLES.join("|")})\\b`, "g"), duration);
 }
 
-/** Instant for a single figure per series (stat, table), a range otherwise, in the datasource's own fields. */
+/** Instant for a single figure per series (stat, table, bar gauge), a range otherwise, in the datasource's own fields. */
 function queryMode(ds: DatasourceRef, type: Panel["type"]): Pick<Target, "queryType" | "instant" | "range" | "format"> {
-  const instant = type === "stat" || type === "table";
+  const instant = type === "stat" || type === "table" || type === "bargauge";
   if (ds.type === "loki") return { queryType: instant ? "instant" : "range" };
   return { instant, range: !instant, ...(type === "table" ? { format: "table" as const } : {}) };
+}
+
+/** A panel's unit, scale and colour steps (Grafana's thresholds: green below the first step). */
+function fieldDefaults(spec: PanelSpec): Record<string, unknown> {
+  return {
+    ...(spec.unit ? { unit: spec.unit } : {}),
+    ...(spec.max !== undefined ? { min: 0, max: spec.max } : {}),
+    ...(spec.thresholds
+      ? {
+          thresholds: {
+            mode: "absolute",
+            steps: [
+              { color: "green", value: null },
+              { color: "orange", value: spec.thresholds[0] },
+              { color: "red", value: spec.thresholds[1] },
+            ],
+          },
+        }
+      : {}),
+  };
 }
 
 /** Lays out panels on Grafana's 24-column grid and numbers them. */
@@ -144,7 +167,9 @@ export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): 
         ? { showTime: true, wrapLogMessage: true, sortOrder: "Descending", enableLogDetails: true }
         : spec.type === "stat"
           ? { reduceOptions: { calcs: ["lastNotNull"], fields: "", values: false }, colorMode: "value" }
-          : { legend: { displayMode: "list", placement: "bottom" }, tooltip: { mode: "multi" } };
+          : spec.type === "bargauge"
+            ? { reduceOptions: { calcs: ["lastNotNull"], fields: "", values: false }, orientation: "horizontal", displayMode: "basic", showUnfilled: true }
+            : { legend: { displayMode: "list", placement: "bottom" }, tooltip: { mode: "multi" } };
     return {
       id: i + 1,
       type: spec.type,
@@ -159,7 +184,7 @@ export function buildPanels(kind: DatasourceKind, specs: readonly PanelSpec[]): 
         datasource: ds,
         ...queryMode(ds, spec.type),
       })),
-      fieldConfig: { defaults: spec.unit ? { unit: spec.unit } : {}, overrides: [] },
+      fieldConfig: { defaults: fieldDefaults(spec), overrides: [] },
       options,
     };
   });
