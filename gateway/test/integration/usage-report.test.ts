@@ -1,181 +1,324 @@
+// npm run usage over a real usage ledger: written by the gateway's own writer (UsageLedger) on a moved clock, several
+// replicas per hour, into a real S3-compatible server (s3rver) and a directory; the command run as an operator runs
+// it, its figures compared with sums of what the test recorded.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:http";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { request } from "undici";
+import * as os from "node:os";
+import * as path from "node:path";
 import { REPO_ROOT } from "../../../infra/platform/charts";
-import { generateApiKey, hashApiKey } from "../../src/auth/api-keys";
-import { formatUsage, queryUsage, type UsageRow } from "../../../scripts/lib/usage-query";
-import { durationSeconds } from "../../../infra/platform/durations";
-import { usageOptionsFromArgv } from "../../../scripts/usage-report";
-import { METRICS_STORAGE } from "../../../infra/monitoring/metrics-values";
-import { chatBody, startHarness, waitFor, type Harness } from "../support/harness";
-import { describeWithPrometheus, startPrometheus, type RunningPrometheus } from "../support/prometheus-server";
+import { systemClock } from "../../src/context/clock";
+import { COUNT_FIELDS, emptyCounts, addCounts, type LedgerCounts } from "../../src/ledger/format";
+import { DirLedgerStore, S3LedgerStore, type LedgerStore } from "../../src/ledger/store";
+import { UsageLedger } from "../../src/ledger/usage-ledger";
+import { createLogger } from "../../src/observability/logger";
+import { DEFAULT_RETENTION_DAYS, usageOptionsFromArgv } from "../../../scripts/lib/usage-options";
+import { LEDGER_LIFECYCLE_RULE_ID } from "../../../scripts/lib/usage-retention";
+import { DEFAULT_RETENTION_DAYS as STACK_RETENTION_DAYS } from "../../../infra/gateway/usage-ledger-config";
+import { LEDGER_RULE_ID as STACK_RULE_ID } from "../../../infra/gateway/usage-ledger";
 
-/** An instant query's first value, or undefined when the vector is empty. */
-async function promValue(prom: RunningPrometheus, query: string): Promise<number | undefined> {
-  const res = await request(`${prom.url}/api/v1/query?query=${encodeURIComponent(query)}`);
-  const body = (await res.body.json()) as { data: { result: { value: [number, string] }[] } };
-  const first = body.data.result[0];
-  return first === undefined ? undefined : Number(first.value[1]);
+// s3rver ships no types.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const S3rver = require("s3rver") as new (opts: Record<string, unknown>) => { run(): Promise<{ port: number }>; close(): Promise<void> };
+
+const BUCKET = "usage-ledger";
+// s3rver's fixed credentials; it checks signatures.
+const CREDENTIALS = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" };
+/** Late enough that all of 2026 is within the default 396 days. */
+const NOW = "2027-01-20T08:00:00Z";
+
+interface Recorded extends LedgerCounts {
+  hourMs: number;
+  key: string;
+  model: string;
 }
 
-/** Usage rows computed from the gateway's own /metrics text: what the report must find in the metrics server. */
-function expectedFrom(metricsText: string): UsageRow[] {
-  const rows = new Map<string, UsageRow>();
-  const row = (key: string, model: string) => {
-    const id = `${key}/${model}`;
-    if (!rows.has(id)) rows.set(id, { key, model, requests: 0, failed: 0, promptTokens: 0, completionTokens: 0 });
-    return rows.get(id)!;
+/** A small deterministic generator, so every run writes the same ledger. */
+function random(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  for (const m of metricsText.matchAll(/^gateway_tokens_total\{model="([^"]*)",key="([^"]+)",type="(\w+)"\} (\d+)$/gm)) {
-    const r = row(m[2]!, m[1]!);
-    if (m[3] === "prompt") r.promptTokens += Number(m[4]);
-    else r.completionTokens += Number(m[4]);
-  }
-  for (const m of metricsText.matchAll(/^gateway_requests_total\{model="([^"]*)",endpoint="[^"]*",status="(\d+)",key="([^"]+)"\} (\d+)$/gm)) {
-    const r = row(m[3]!, m[1]!);
-    if (m[2]!.startsWith("2")) r.requests += Number(m[4]);
-    else r.failed += Number(m[4]);
-  }
-  return [...rows.values()].filter((r) => r.requests + r.failed + r.promptTokens + r.completionTokens > 0).sort((a, b) => a.key.localeCompare(b.key) || a.model.localeCompare(b.model));
 }
 
-describeWithPrometheus("npm run usage: requests and tokens per key and model from a real metrics server", () => {
-  let h: Harness;
-  let prom: RunningPrometheus;
-  const teamKey = generateApiKey();
-  beforeAll(async () => {
-    h = await startHarness([{ id: "chat" }, { id: "embed", category: "embedder" }], { extraKeys: [{ name: "team-b", sha256: hashApiKey(teamKey) }] });
-    prom = await startPrometheus([new URL(h.gateway.metricsUrl).host]);
-    await waitFor(async () => (await promValue(prom, "up")) === 1, 20_000, "the first scrape");
-    // The traffic starts after the first scrape: what the gateway counted before its series existed in the
-    // metrics server is what a report loses unless the series start at zero.
-    const team = h.client({ apiKey: teamKey });
-    for (let i = 0; i < 3; i++) await h.fetch("/v1/chat/completions", { json: chatBody("chat", { max_tokens: 7 }) });
-    for (let i = 0; i < 2; i++) {
-      const stream = await team.chat.completions.create({ model: "chat", messages: [{ role: "user", content: "count to five" }], max_tokens: 5, stream: true });
-      for await (const _ of stream);
+// Month edges on both sides of the range and inside it; hours a replica restarted in.
+const HOURS = ["2025-12-31T23", "2026-01-01T00", "2026-01-15T12", "2026-02-28T23", "2026-03-01T00", "2026-06-30T23", "2026-07-01T00", "2026-12-31T23", "2027-01-01T00"].map((h) => Date.parse(`${h}:00:00Z`));
+const KEYS = ["team-a", "team-b", "team-c"];
+const MODELS = ["chat", "embed", "chat-lora"];
+
+/**
+ * Writes the ledger as three gateway replicas would over the HOURS, each recording requests at a moved wall clock;
+ * in the hours of the second half, replica gw-b restarts mid-hour (a new process, a new object beside its old one).
+ * Returns what was recorded.
+ */
+async function writeLedger(store: LedgerStore, prefix: string): Promise<Recorded[]> {
+  const next = random(30);
+  const recorded: Recorded[] = [];
+  let wall = 0;
+  const log = createLogger("silent", { write: () => undefined });
+  const start = (podName: string) => new UsageLedger(store, { prefix, podName, flushMs: 3_600_000, clock: systemClock, wallNow: () => wall, log });
+  let replicas = ["gw-a", "gw-b", "gw-c"].map(start);
+  const stopped: UsageLedger[] = [];
+  for (const [i, hourMs] of HOURS.entries()) {
+    for (let n = 0; n < 40; n++) {
+      wall = hourMs + Math.floor(next() * 3_599_000);
+      const counts = { requests: 1, prompt_tokens: Math.floor(next() * 900), completion_tokens: Math.floor(next() * 400), cached_tokens: 0 };
+      counts.cached_tokens = Math.floor(next() * counts.prompt_tokens);
+      const entry = { hourMs, key: KEYS[Math.floor(next() * KEYS.length)]!, model: MODELS[Math.floor(next() * MODELS.length)]!, ...counts };
+      replicas[n % 3]!.record(entry.key, entry.model, counts);
+      recorded.push(entry);
+      if (i >= HOURS.length / 2 && n === 20) {
+        stopped.push(replicas[1]!);
+        replicas = [replicas[0]!, start("gw-b"), replicas[2]!];
+      }
     }
-    await team.embeddings.create({ model: "embed", input: ["one", "two"] });
-    await h.fetch("/v1/chat/completions", { json: chatBody("chat", { max_tokens: "many" }) }); // 400: failed, no tokens
+  }
+  for (const r of [...stopped, ...replicas]) await r.close(10_000);
+  return recorded;
+}
+
+/** Sums of what was recorded in [from, to), by key, model and month, as the report's JSON rows. */
+function expectedByKeyModelMonth(recorded: Recorded[], fromMs: number, toMs: number) {
+  const groups = new Map<string, LedgerCounts>();
+  for (const r of recorded.filter((x) => x.hourMs >= fromMs && x.hourMs < toMs)) {
+    const id = JSON.stringify([r.key, r.model, new Date(r.hourMs).toISOString().slice(0, 7)]);
+    if (!groups.has(id)) groups.set(id, emptyCounts());
+    addCounts(groups.get(id)!, r);
+  }
+  return [...groups]
+    .map(([id, c]) => {
+      const [key, model, month] = JSON.parse(id) as [string, string, string];
+      return { key, model, month, ...c, total_tokens: c.prompt_tokens + c.completion_tokens };
+    })
+    .sort((a, b) => (a.key !== b.key ? (a.key < b.key ? -1 : 1) : a.model !== b.model ? (a.model < b.model ? -1 : 1) : a.month < b.month ? -1 : 1));
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of an operator's shell: no ledger or AWS settings but those given. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("GATEWAY_LEDGER_") && !k.startsWith("AWS_") && k !== "USAGE_REPORT_NOW"));
+  return { ...env, AWS_EC2_METADATA_DISABLED: "true", USAGE_REPORT_NOW: NOW, ...extra };
+}
+
+/** Async: s3rver runs in this process and must keep serving while the command runs. */
+async function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Run> {
+  const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+const usage = (args: string[], env: Record<string, string>) => run(process.execPath, ["--import", "tsx", "scripts/usage-report.ts", ...args], cleanEnv(env));
+
+const YEAR = ["--from", "2026-01-01", "--to", "2026-12-31"];
+const YEAR_MS: [number, number] = [Date.parse("2026-01-01T00:00:00Z"), Date.parse("2027-01-01T00:00:00Z")];
+
+describe("npm run usage: the ledger's usage for any period it keeps", () => {
+  let dir: string;
+  let server: InstanceType<typeof S3rver>;
+  let endpoint: string;
+  let s3Env: Record<string, string>;
+  let dirEnv: Record<string, string>;
+  let recorded: Recorded[];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), "usage-report-"));
+    server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory: path.join(dir, "s3"), configureBuckets: [{ name: BUCKET }] });
+    endpoint = `http://127.0.0.1:${(await server.run()).port}`;
+    const s3 = new S3LedgerStore({ bucket: BUCKET, endpoint, region: "us-east-1", credentials: CREDENTIALS });
+    recorded = await writeLedger(s3, "ledger/");
+    // The same records written again into a directory (new replica names, the same sums).
+    expect(await writeLedger(new DirLedgerStore(path.join(dir, "local")), "ledger/")).toEqual(recorded);
+    // An object whose second line is not a ledger line, under a prefix of its own.
+    const good = JSON.stringify({ hour: "2026-05-05T05:00:00Z", key: "team-a", model: "chat", replica: "gw-x-1", requests: 1, prompt_tokens: 1, completion_tokens: 1, cached_tokens: 0 });
+    await s3.put("corrupt/v1/hour=2026-05-05T05/replica=gw-x-1.jsonl", `${good}\n${good.replace('"requests":1', '"requests":-1')}\n`);
+    s3.close();
+    s3Env = { GATEWAY_LEDGER_BUCKET: BUCKET, GATEWAY_LEDGER_S3_ENDPOINT: endpoint, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey };
+    dirEnv = { GATEWAY_LEDGER_DIR: path.join(dir, "local") };
   }, 60_000);
+
   afterAll(async () => {
-    await prom?.stop();
-    await h?.close();
+    await server?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("finds in the metrics server exactly what the gateway counted, per key and model", async () => {
-    const expected = expectedFrom(await (await fetch(h.gateway.metricsUrl)).text());
-    const total = expected.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
-    await waitFor(async () => (await promValue(prom, "sum(gateway_tokens_total)")) === total, 20_000, "the metrics server to scrape the final counts");
-    // A few more scrapes, then the report as of the last one (increase() is exact at a sample, extrapolates between).
-    await new Promise((r) => setTimeout(r, 2500));
-    const lastScrape = await promValue(prom, "max(timestamp(gateway_tokens_total))");
-    const rows = await queryUsage({ prometheus: prom.url, range: "10m", at: new Date(lastScrape! * 1000) });
-
-    // The invalid request is refused before its model is known: the key's, under no model.
-    expect(expected.map((r) => `${r.key}/${r.model}`)).toEqual(["team-b/chat", "team-b/embed", "test-key/", "test-key/chat"]);
-    expect(expected.find((r) => r.key === "test-key" && r.model === "chat")).toMatchObject({ requests: 3, failed: 0, completionTokens: 21 });
-    expect(expected.find((r) => r.key === "test-key" && r.model === "")).toMatchObject({ requests: 0, failed: 1, promptTokens: 0 });
-    expect(expected.find((r) => r.model === "embed")).toMatchObject({ requests: 1, completionTokens: 0 });
-    // Usage is exact: its series start at zero. Failures are not seeded (a status is known only when it happens),
-    // so a failure series born between two scrapes loses what it counted before the first.
-    const usage = (r: UsageRow) => ({ ...r, failed: 0 });
-    expect(rows.filter((r) => r.requests > 0).map(usage)).toEqual(expected.filter((r) => r.requests > 0).map(usage));
-    for (const r of rows) expect(r.failed).toBeLessThanOrEqual(expected.find((e) => e.key === r.key && e.model === r.model)!.failed);
+  test("the ledger holds several replicas per hour, so the report must sum across them", async () => {
+    const keys = (await new DirLedgerStore(path.join(dir, "local")).list("ledger/v1/hour=2026-12-31T23")).map((o) => o.key);
+    expect(keys).toHaveLength(4);
+    expect(keys.filter((k) => /replica=gw-b-/.test(k))).toHaveLength(2);
   });
 
-  it("filters by key name and prints a table with totals, CSV and JSON", async () => {
-    const lastScrape = await promValue(prom, "max(timestamp(gateway_tokens_total))");
-    const rows = await queryUsage({ prometheus: prom.url, range: "10m", at: new Date(lastScrape! * 1000), key: "team-b" });
-    expect(rows.map((r) => r.model)).toEqual(["chat", "embed"]);
-    const table = formatUsage(rows, "table").split("\n");
-    expect(table[0]).toMatch(/^key\s+model\s+requests\s+failed\s+prompt tokens\s+completion tokens\s+total tokens$/);
-    const totals = rows.reduce((n, r) => n + r.promptTokens + r.completionTokens, 0);
-    expect(table.at(-2)).toMatch(new RegExp(`^total\\s+3\\s+0\\s+\\d+\\s+10\\s+${totals}$`));
-    expect(formatUsage(rows, "csv").split("\n")[1]).toBe(`team-b,chat,2,0,${rows[0]!.promptTokens},10,${rows[0]!.promptTokens + 10}`);
-    expect(JSON.parse(formatUsage(rows, "json"))).toEqual(rows);
+  test("the acceptance command, npm run usage -- --from 2026-01-01 --to 2026-12-31 --by key,model,month, over the bucket", async () => {
+    const npm = path.join(path.dirname(process.execPath), "npm");
+    const r = await run(existsSync(npm) ? npm : "npm", ["run", "usage", "--", ...YEAR, "--by", "key,model,month"], cleanEnv(s3Env));
+    expect(r.stderr.replace(/^npm warn.*\n/gim, "")).toBe("");
+    expect(r.code).toBe(0);
+    // npm prints its own header first; the table starts at its heading.
+    const table = r.stdout.slice(r.stdout.indexOf("key ")).trimEnd().split("\n");
+    expect(table[0]!.split(/\s+/)).toEqual(["key", "model", "month", "requests", "prompt_tokens", "completion_tokens", "cached_tokens", "total_tokens"]);
+    const expected = expectedByKeyModelMonth(recorded, ...YEAR_MS);
+    const body = table.slice(1, -2).map((l) => l.split(/\s+/));
+    expect(body).toEqual(expected.map((e) => [e.key, e.model, e.month, ...[...COUNT_FIELDS, "total_tokens" as const].map((f) => String(e[f]))]));
+    // Every key, model and month of 2026 recorded, none of 2025 or 2027.
+    expect(new Set(body.map((l) => l[2]))).toEqual(new Set(["2026-01", "2026-02", "2026-03", "2026-06", "2026-07", "2026-12"]));
+    const sum = (f: keyof LedgerCounts) => recorded.filter((x) => x.hourMs >= YEAR_MS[0] && x.hourMs < YEAR_MS[1]).reduce((n, x) => n + x[f], 0);
+    expect(table.at(-1)!.split(/\s+/)).toEqual(["total", ...COUNT_FIELDS.map((f) => String(sum(f))), String(sum("prompt_tokens") + sum("completion_tokens"))]);
+  }, 60_000);
+
+  test.each([
+    ["the bucket", () => s3Env],
+    ["a directory", () => dirEnv],
+  ])("JSON over %s: sums per key, model and month equal what was recorded", async (_, env) => {
+    const r = await usage([...YEAR, "--by", "key,model,month", "--format", "json"], env());
+    expect(r.stderr).toBe("");
+    expect(JSON.parse(r.stdout)).toEqual(expectedByKeyModelMonth(recorded, ...YEAR_MS));
+  }, 60_000);
+
+  test("instants take whole hours, filters keep one key and model, CSV has a heading and a row per group", async () => {
+    // From inside 2026-02-28T23 to inside 2026-03-01T00: both hours, nothing else.
+    const r = await usage(["--from", "2026-02-28T23:30Z", "--to", "2026-03-01T00:10Z", "--by", "day,key", "--model", "chat", "--key", "team-b", "--format", "csv"], dirEnv);
+    expect(r.stderr).toBe("");
+    const rows = recorded.filter((x) => x.model === "chat" && x.key === "team-b" && (x.hourMs === HOURS[3] || x.hourMs === HOURS[4]));
+    const line = (day: string) => {
+      const c = rows.filter((x) => new Date(x.hourMs).toISOString().startsWith(day)).reduce((n, x) => addCounts(n, x), emptyCounts());
+      return [day, "team-b", ...COUNT_FIELDS.map((f) => c[f]), c.prompt_tokens + c.completion_tokens].join(",");
+    };
+    const days = [...new Set(rows.map((x) => new Date(x.hourMs).toISOString().slice(0, 10)))].sort();
+    expect(days).toEqual(["2026-02-28", "2026-03-01"]);
+    expect(r.stdout).toBe(["day,key,requests,prompt_tokens,completion_tokens,cached_tokens,total_tokens", ...days.map(line), ""].join("\n"));
+  }, 60_000);
+
+  test("a corrupt object fails the report with the object's key and the line's number", async () => {
+    const r = await usage(["--from", "2026-05-01", "--to", "2026-05-31", "--prefix", "corrupt/"], s3Env);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/^corrupt\/v1\/hour=2026-05-05T05\/replica=gw-x-1\.jsonl:2: requests: /);
+  }, 60_000);
+
+  test("a start before what the ledger keeps is refused, saying what is kept and what to ask for; that is accepted", async () => {
+    // 396 days before 2027-03-01: 2026-01-29.
+    const env = { ...dirEnv, USAGE_REPORT_NOW: "2027-03-01T00:00:00Z" };
+    const refused = await usage([...YEAR], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toBe("");
+    expect(refused.stderr.trim()).toBe(
+      "--from 2026-01-01T00:00:00.000Z: the ledger keeps 396 days (the default; --retention-days sets it); older hours have expired, so the report would undercount. " +
+        "Ask for --from 2026-01-29 or later; usage before that is only in reports saved while it was kept.",
+    );
+    expect((await usage(["--from", "2026-01-29", "--to", "2026-12-31"], env)).code).toBe(0);
+    expect((await usage(["--from", "2026-12-01", "--retention-days", "10"], env)).stderr).toMatch(/the ledger keeps 10 days \(--retention-days\).*--from 2027-02-19 or later/);
+  }, 60_000);
+
+  describe("the retention the bucket's lifecycle rule sets", () => {
+    let proxy: Server;
+    let proxyUrl: string;
+    let mode: "rule" | "denied" = "rule";
+    let asked = 0;
+    const RULES =
+      `<LifecycleConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">` +
+      `<Rule><ID>tmp-files</ID><Filter><Prefix>tmp/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>1</Days></Expiration></Rule>` +
+      `<Rule><ID>ai-platform-usage-ledger</ID><Filter><Prefix>ledger/</Prefix></Filter><Status>Enabled</Status><Expiration><Days>30</Days></Expiration></Rule>` +
+      `</LifecycleConfiguration>`;
+
+    // s3rver does not implement lifecycle configurations: a proxy answers GetBucketLifecycleConfiguration as S3
+    // does and passes every other request to s3rver unchanged (so signatures still verify).
+    beforeAll(async () => {
+      proxy = createServer((req, res) => {
+        if (/[?&]lifecycle(=|&|$)/.test(req.url ?? "")) {
+          asked += 1;
+          if (mode === "denied") res.writeHead(403, { "content-type": "application/xml" }).end("<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>");
+          else res.writeHead(200, { "content-type": "application/xml" }).end(RULES);
+          return;
+        }
+        const target = new URL(endpoint);
+        const up = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        req.pipe(up);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    });
+    afterAll(() => proxy?.close());
+
+    test("its expiration bounds the report; a range inside it is read through the same endpoint", async () => {
+      mode = "rule";
+      const env = { ...s3Env, GATEWAY_LEDGER_S3_ENDPOINT: proxyUrl, USAGE_REPORT_NOW: "2027-01-20T12:00:00Z" };
+      const refused = await usage(["--from", "2026-12-01"], env);
+      expect(refused.stderr).toMatch(/the ledger keeps 30 days \(the bucket's lifecycle rule ai-platform-usage-ledger\).*Ask for --from 2026-12-22 or later/);
+      expect(refused.code).toBe(1);
+      const kept = await usage(["--from", "2026-12-22", "--format", "json", "--by", "month"], env);
+      expect(kept.stderr).toBe("");
+      const dec = expectedByKeyModelMonth(recorded, Date.parse("2026-12-22T00:00:00Z"), Date.parse("2027-01-20T12:00:00Z"));
+      const total = (f: keyof LedgerCounts) => dec.filter((e) => e.month === "2026-12").reduce((n, e) => n + e[f], 0);
+      expect(JSON.parse(kept.stdout)[0]).toEqual({ month: "2026-12", ...Object.fromEntries(COUNT_FIELDS.map((f) => [f, total(f)])), total_tokens: total("prompt_tokens") + total("completion_tokens") });
+      expect(asked).toBe(2);
+    }, 60_000);
+
+    test("credentials not allowed to read it: the default, 396 days", async () => {
+      mode = "denied";
+      const r = await usage(["--from", "2025-12-01"], { ...s3Env, GATEWAY_LEDGER_S3_ENDPOINT: proxyUrl });
+      expect(r.stderr).toMatch(/the ledger keeps 396 days \(the default; --retention-days sets it\)/);
+    }, 60_000);
   });
 
-  it("refuses a bad period, time or format naming the option", () => {
-    expect(() => usageOptionsFromArgv(["--range", "a month"], {})).toThrow(/--range: a Prometheus duration/);
-    expect(() => usageOptionsFromArgv(["--at", "yesterday"], {})).toThrow(/--at:/);
-    expect(() => usageOptionsFromArgv(["--format", "xml"], {})).toThrow(/--format:/);
-    expect(() => usageOptionsFromArgv(["--prometheus", "not a url"], {})).toThrow(/--prometheus:/);
-    const now = new Date(1764000000 * 1000 + 3600_000);
-    expect(usageOptionsFromArgv(["--at", "1764000000"], { PROMETHEUS_URL: "http://metrics:9090" }, now)).toMatchObject({ prometheus: "http://metrics:9090", range: "7d", at: new Date(1764000000 * 1000), format: "table" });
-  });
+  test("--help prints every option and exits 0; an unknown option fails, naming it, with the options; a bad value names its option", async () => {
+    const help = await usage(["--help"], {});
+    expect(help.code).toBe(0);
+    for (const option of ["--from", "--to", "--by", "--key", "--model", "--format", "--bucket", "--endpoint", "--region", "--prefix", "--dir", "--retention-days", "--help"]) expect(help.stdout).toContain(`  ${option} `);
+    const wrong = await usage(["--range", "7d"], dirEnv);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^Unknown option '--range'[\s\S]*--from DATE/);
+    const bad = await usage(["--by", "key,week"], dirEnv);
+    expect(bad.stderr.trim()).toBe('--by: "week" is none of key, model, month, day, hour');
+  }, 60_000);
 });
 
-describe("npm run usage: a period the metrics server no longer holds is refused", () => {
-  const now = new Date("2026-11-01T00:00:00Z");
-  const retentionDays = durationSeconds(METRICS_STORAGE.retention) / 86_400;
+describe("npm run usage's options", () => {
+  test("the lifecycle rule it reads and the retention it assumes are the stack's", () => {
+    expect([LEDGER_LIFECYCLE_RULE_ID, DEFAULT_RETENTION_DAYS]).toEqual([STACK_RULE_ID, STACK_RETENTION_DAYS]);
+  });
 
-  test("the retention is the metrics server's as the stack deploys it: 15 days", () => {
-    expect(METRICS_STORAGE.retention).toBe("15d");
-    expect(retentionDays).toBe(15);
+  const now = new Date("2026-11-29T07:41:00Z");
+  const env = { GATEWAY_LEDGER_BUCKET: "ledger-bucket" };
+  const parse = (args: string[], e: NodeJS.ProcessEnv = env) => usageOptionsFromArgv(args, e, now);
+  const at = (iso: string) => Date.parse(iso);
+
+  test.each([
+    ["defaults: this month to now, by key and model, from the environment's bucket", [], { from: at("2026-11-01T00:00:00Z"), to: now.getTime(), by: ["key", "model"], format: "table", bucket: "ledger-bucket", region: "us-east-1", prefix: "ledger/" }],
+    ["a date --to covers that whole day", ["--from", "2026-01-01", "--to", "2026-12-31"], { from: at("2026-01-01T00:00:00Z"), to: at("2027-01-01T00:00:00Z") }],
+    ["instants, UTC without a zone", ["--from", "2026-03-04T05", "--to", "2026-03-04T07:30"], { from: at("2026-03-04T05:00:00Z"), to: at("2026-03-04T07:30:00Z") }],
+    ["an instant in another zone", ["--from", "2026-03-04T05:00+02:00"], { from: at("2026-03-04T03:00:00Z") }],
+    ["a directory flag replaces the environment's bucket", ["--dir", "/var/ledger", "--prefix", "usage/"], { dir: "/var/ledger", bucket: undefined, prefix: "usage/" }],
+  ])("%s", (_, args, expected) => {
+    expect(parse(args)).toMatchObject(expected);
   });
 
   test.each([
-    ["a month ending now", ["--range", "30d"], "30 days"],
-    ["31 days ending at the month's end", ["--range", "31d", "--at", "2026-11-01T00:00:00Z"], "31 days"],
-    ["a day past the retention", ["--range", "16d"], "16 days"],
-    ["a short period that ended long ago", ["--range", "1d", "--at", "2026-10-10T00:00:00Z"], "23 days"],
-    ["ten days and 200 hours", ["--range", "10d200h"], "18.3 days"],
-  ])("%s: refused, naming the retention and what to ask for instead", (_, args, reach) => {
-    expect(() => usageOptionsFromArgv(args, {}, now)).toThrow(`the period starts ${reach} ago, but the metrics server keeps 15 days (its retention), so the report would undercount.`);
-    expect(() => usageOptionsFromArgv(args, {}, now)).toThrow(/Ask for a period that started at most 15 days ago \(--range 15d at most, ending now\); for a longer one, such as a month, add up reports of shorter periods, each run within 15 days of its period's start\.$/);
+    ["--from", ["--from", "2026-02-30"], /^--from: "2026-02-30" is not a date/],
+    ["--from", ["--from", "last month"], /^--from: "last month" is not a date/],
+    ["--to", ["--from", "2026-03-02", "--to", "2026-03-01"], /^--to: must be after --from$/],
+    ["--by", ["--by", "key,key"], /^--by: a field named twice$/],
+    ["--format", ["--format", "xml"], /^--format: /],
+    ["--retention-days", ["--retention-days", "0"], /^--retention-days: /],
+    ["--endpoint", ["--endpoint", "not a url"], /^--endpoint: /],
+    ["--bucket", ["--bucket", "Not_A_Bucket"], /^--bucket: an S3 bucket name$/],
+    ["--bucket", [], /^--bucket: name the ledger/, {}],
+    ["--dir", ["--bucket", "bucket", "--dir", "/d"], /^--dir: a bucket or a directory, not both$/],
+  ])("%s: refused, naming it", (_, args, message, e = env) => {
+    expect(() => parse(args, e)).toThrow(message);
   });
-
-  test.each([
-    ["the default, a week", [], "7d"],
-    ["exactly the retention", ["--range", "15d"], "15d"],
-    ["a week that ended a week ago", ["--range", "7d", "--at", "2026-10-25T00:00:00Z"], "7d"],
-    ["two weeks in hours", ["--range", "336h"], "336h"],
-  ])("%s: accepted", (_, args, range) => {
-    expect(usageOptionsFromArgv(args, {}, now)).toMatchObject({ range });
-  });
-
-  /** The command as an operator runs it: exit code, stdout, stderr. */
-  const runUsage = async (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
-    const child = spawn(process.execPath, ["--import", "tsx", "scripts/usage-report.ts", ...args], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-    const [code] = (await once(child, "exit")) as [number];
-    return { code, stdout, stderr };
-  };
-
-  test("--help prints every option and exits 0; an unknown option fails, naming it, with the options", async () => {
-    const help = await runUsage(["--help"]);
-    expect(help.code).toBe(0);
-    for (const option of ["--prometheus", "--range", "--at", "--key", "--format", "--help"]) expect(help.stdout).toContain(option);
-    const wrong = await runUsage(["--ranges", "7d"]);
-    expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/Unknown option '--ranges'[\s\S]*--range D/);
-  }, 30_000);
-
-  test("the command refuses before it asks the metrics server anything: a failing exit, the message, no request", async () => {
-    let asked = 0;
-    const server = createServer((_req, res) => {
-      asked += 1;
-      res.writeHead(500).end();
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const child = spawn(process.execPath, ["--import", "tsx", "scripts/usage-report.ts", "--prometheus", url, "--range", "30d"], { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "pipe"] });
-      let stderr = "";
-      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-      const [code] = (await once(child, "exit")) as [number];
-      expect(stderr).toMatch(/--range 30d: the period starts 30 days ago, but the metrics server keeps 15 days/);
-      expect(code).not.toBe(0);
-      expect(asked).toBe(0);
-    } finally {
-      server.close();
-    }
-  }, 30_000);
-
 });
