@@ -3,6 +3,7 @@ import { combineHashes, createPrng, hashString, randomSeed, type Prng } from "./
 import { type ChatCompletionRequest, requestedMaxTokens, stopSequences } from "./requests/chat-request";
 import { generateTextPieces, truncateAtStop } from "./text-generator";
 import { splitIntoTokenPieces } from "./tokenizer";
+import { structuredOutputText } from "./structured-output";
 import { generateToolArguments } from "./tool-calls";
 
 /**
@@ -33,6 +34,11 @@ export type CompletionPlan = TextPlan | ToolCallPlan;
 /** Tokens the plan produces (the function name of a tool call counts as one token). */
 export function plannedTokenCount(plan: CompletionPlan): number {
   return plan.mode === "text" ? plan.pieces.length : 1 + plan.argumentPieces.length;
+}
+
+/** The text of each token the plan produces, in order (a tool call's first is its function name). */
+export function plannedTokens(plan: CompletionPlan): string[] {
+  return plan.mode === "text" ? plan.pieces : [plan.name, ...plan.argumentPieces];
 }
 
 /**
@@ -69,6 +75,14 @@ export function planCompletion({ request, prng, toolCalling, remainingContext }:
     }
     // vLLM's tool-call ids: "chatcmpl-tool-" + 32 hex chars.
     return { mode: "tool_call", id: `chatcmpl-tool-${randomUUID().replace(/-/g, "")}`, name: tool.function.name, argumentPieces, finishReason };
+  }
+  // Under response_format the answer is the JSON text; a limit below its length cuts it (invalid JSON, `length`).
+  const structured = structuredOutputText(request.response_format, prng);
+  if (structured !== null) {
+    const all = splitIntoTokenPieces(structured);
+    const cut = all.length > limit;
+    const { pieces, stopped } = truncateAtStop(cut ? all.slice(0, limit) : all, stopSequences(request));
+    return { mode: "text", pieces, finishReason: cut && !stopped ? "length" : "stop" };
   }
   // The "natural" answer length stands in for the model emitting EOS; ignore_eos runs to the limit.
   const natural = request.ignore_eos === true && Number.isFinite(limit) ? limit : prng.int(16, 64);

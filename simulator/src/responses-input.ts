@@ -68,5 +68,14 @@ export function asChatRequest(request: ResponsesRequest, messages: ChatMessage[]
     max_completion_tokens: maxTokens,
     temperature: request.temperature,
     seed: request.seed,
+    response_format: responseFormatOf(request),
   };
+}
+
+/** `text.format` as chat's `response_format`, which vLLM turns into the same structured-output constraint. */
+function responseFormatOf(request: ResponsesRequest): ChatCompletionRequest["response_format"] {
+  const format = request.text?.format;
+  if (format == null || format.type === "text") return undefined;
+  if (format.type === "json_object") return { type: "json_object" };
+  return { type: "json_schema", json_schema: { name: format.name ?? "", schema: format.schema, strict: format.strict } };
 }

@@ -5,7 +5,8 @@ import type { Prng } from "./prng";
  * streaming sends exactly one token per chunk and re-tokenizing the text gives the same count.
  */
 
-const VOCABULARY = [
+/** The words of the synthetic text (log probabilities draw their alternatives from it too). */
+export const VOCABULARY: readonly string[] = [
   "the", "model", "server", "answer", "request", "token", "stream", "cache", "prefix", "latency",
   "gateway", "cluster", "replica", "queue", "batch", "kernel", "memory", "block", "context", "prompt",
   "sample", "value", "result", "system", "simple", "quick", "steady", "careful", "useful", "clear",

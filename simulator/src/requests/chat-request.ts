@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_LOGPROBS } from "../logprobs";
 
 /**
  * The chat-completions request as vLLM validates it: types by schema, ranges with vLLM's own messages
@@ -30,6 +31,24 @@ const NamedToolChoiceSchema = z.looseObject({
   function: z.looseObject({ name: z.string().min(1) }),
 });
 
+/**
+ * vLLM's `ResponseFormat`: `json_schema` carries `{name, description, schema, strict}`. `structural_tag` (a vLLM
+ * extension) is refused below rather than ignored.
+ */
+export const ResponseFormatSchema = z.looseObject({
+  type: z.enum(["text", "json_object", "json_schema", "structural_tag"]),
+  json_schema: z
+    .looseObject({
+      name: z.string(),
+      description: z.string().nullish(),
+      schema: z.record(z.string(), z.unknown()).nullish(),
+      strict: z.boolean().nullish(),
+    })
+    .nullish(),
+});
+
+export type ResponseFormat = z.infer<typeof ResponseFormatSchema>;
+
 export const StreamOptionsSchema = z.looseObject({ include_usage: z.boolean().nullish(), continuous_usage_stats: z.boolean().nullish() });
 
 export const ChatCompletionRequestSchema = z
@@ -49,12 +68,22 @@ export const ChatCompletionRequestSchema = z
     stream_options: StreamOptionsSchema.nullish(),
     tools: z.array(ToolSchema).nullish(),
     tool_choice: z.union([z.enum(["none", "auto", "required"]), NamedToolChoiceSchema]).nullish(),
+    logprobs: z.boolean().nullish(),
+    top_logprobs: z.number().int().nullish(),
+    response_format: ResponseFormatSchema.nullish(),
     /** vLLM sampling extension: keep generating past EOS until max_tokens (benchmarks use it). */
     ignore_eos: z.boolean().nullish(),
   })
   .superRefine((r, ctx) => {
     const fail = issueReporter(ctx);
     checkSampling(r, fail);
+    checkResponseFormat(r.response_format, fail);
+    // vLLM's `check_logprobs`, then SamplingParams' cap at --max-logprobs.
+    if (r.top_logprobs != null) {
+      if (r.top_logprobs < -1) fail("top_logprobs", "`top_logprobs` must be a positive value or -1.");
+      else if (r.top_logprobs !== 0 && r.logprobs !== true) fail("top_logprobs", "when using `top_logprobs`, `logprobs` must be set to true.");
+      else if (r.top_logprobs === -1 || r.top_logprobs > MAX_LOGPROBS) fail("logprobs", tooManyLogprobs(r.top_logprobs));
+    }
     for (const key of ["max_tokens", "max_completion_tokens"] as const) {
       const v = r[key];
       if (v != null && v < 1) fail(key, `max_tokens must be at least 1, got ${v}.`);
@@ -66,6 +95,17 @@ export const ChatCompletionRequestSchema = z
       if (!r.tools.some((t) => t.function.name === name)) fail("tool_choice", `The tool specified in \`tool_choice\` (${name}) does not match any of the specified \`tools\`.`);
     }
   });
+
+/** SamplingParams' refusal above --max-logprobs; -1 (the whole vocabulary) is always above it. */
+export function tooManyLogprobs(n: number): string {
+  return `Requested sample logprobs of ${n === -1 ? "the whole vocabulary" : n}, which is greater than max allowed: ${MAX_LOGPROBS}`;
+}
+
+/** vLLM's `validate_response_format`, and what the simulator cannot produce. */
+export function checkResponseFormat(format: ResponseFormat | null | undefined, fail: FailFn): void {
+  if (format?.type === "json_schema" && format.json_schema == null) fail("response_format", "When response_format type is 'json_schema', the 'json_schema' field must be provided.");
+  if (format?.type === "structural_tag") fail("response_format", "response_format type 'structural_tag' is not supported by the simulator.");
+}
 
 /** Reports a range failure on a field with vLLM's full sentence as the message. */
 export type FailFn = (path: string, message: string) => void;

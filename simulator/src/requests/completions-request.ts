@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { tokenize } from "../tokenizer";
-import { checkSampling, issueReporter, StreamOptionsSchema } from "./chat-request";
+import { MAX_LOGPROBS } from "../logprobs";
+import { checkResponseFormat, checkSampling, issueReporter, ResponseFormatSchema, StreamOptionsSchema, tooManyLogprobs } from "./chat-request";
 
 /**
  * The legacy completions request as vLLM's `CompletionRequest` validates it: `prompt` in OpenAI's four forms,
@@ -29,6 +30,7 @@ export const CompletionRequestSchema = z
     suffix: z.string().nullish(),
     logprobs: z.number().int().nullish(),
     ignore_eos: z.boolean().nullish(),
+    response_format: ResponseFormatSchema.nullish(),
   })
   .superRefine((r, ctx) => {
     const fail = issueReporter(ctx);
@@ -36,6 +38,8 @@ export const CompletionRequestSchema = z
     // max_tokens 0 is allowed only to echo the prompt back without generating.
     if (r.max_tokens != null && r.max_tokens < (r.echo === true ? 0 : 1)) fail("max_tokens", `max_tokens must be at least 1, got ${r.max_tokens}.`);
     if (r.logprobs != null && r.logprobs < 0) fail("logprobs", "`logprobs` must be a positive value.");
+    else if (r.logprobs != null && r.logprobs > MAX_LOGPROBS) fail("logprobs", tooManyLogprobs(r.logprobs));
+    checkResponseFormat(r.response_format, fail);
   });
 
 export type CompletionRequest = z.infer<typeof CompletionRequestSchema>;

@@ -30,6 +30,15 @@ const FunctionToolSchema = z.looseObject({
   strict: z.boolean().nullish(),
 });
 
+/** `text.format`: flat, unlike chat's `response_format` (`{type: "json_schema", name, schema, strict}`). */
+const TextFormatSchema = z.looseObject({
+  type: z.enum(["text", "json_object", "json_schema"]),
+  name: z.string().optional(),
+  description: z.string().nullish(),
+  schema: z.record(z.string(), z.unknown()).optional(),
+  strict: z.boolean().nullish(),
+});
+
 const ToolChoiceSchema = z.union([z.enum(["none", "auto", "required"]), z.looseObject({ type: z.literal("function"), name: z.string().min(1) })]);
 
 export const ResponsesRequestSchema = z
@@ -51,7 +60,7 @@ export const ResponsesRequestSchema = z
     previous_response_id: z.string().nullish(),
     prompt: z.unknown().optional(),
     metadata: z.record(z.string(), z.string()).nullish(),
-    text: z.looseObject({}).nullish(),
+    text: z.looseObject({ format: TextFormatSchema.nullish() }).nullish(),
     reasoning: z.looseObject({}).nullish(),
     truncation: z.enum(["auto", "disabled"]).nullish(),
     service_tier: z.string().nullish(),
@@ -68,6 +77,8 @@ export const ResponsesRequestSchema = z
     if (r.background === true && r.store === false) fail("background", "background can only be used when `store` is true");
     else if (r.background === true) fail("background", "background mode is not supported by the simulator.");
     if (r.prompt != null) fail("prompt", "prompt template is not supported");
+    const format = r.text?.format;
+    if (format?.type === "json_schema" && (format.name === undefined || format.schema === undefined)) fail("text.format", "A json_schema text.format needs `name` and `schema`.");
     (r.tools ?? []).forEach((tool, i) => {
       if (tool.type !== "function") fail("tools", `Tool type '${tool.type}' is not supported by the simulator (function tools only).`);
       else if (!tool.name) fail(`tools.${i}.name`, "A function tool needs a name.");

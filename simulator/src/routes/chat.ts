@@ -1,8 +1,9 @@
 import type { Request, Response } from "express";
 import { renderChatPrompt } from "../chat-prompt";
-import { type CompletionPlan, planCompletion, plannedTokenCount, promptPrng } from "../completion-plan";
+import { type CompletionPlan, planCompletion, plannedTokenCount, plannedTokens, promptPrng } from "../completion-plan";
 import { badRequest } from "../errors";
 import { nowMs } from "../latency";
+import { chatLogprobs, type TokenLogprob, tokenLogprobs } from "../logprobs";
 import { ChatCompletionRequestSchema, continuousUsage, includeUsage, requestedMaxTokens } from "../requests/chat-request";
 import { parseRequest } from "../requests/validation";
 import { tokenize } from "../tokenizer";
@@ -40,6 +41,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       remainingContext: ctx.config.maxModelLen - promptTokens.length,
     });
     const outputTokens = plannedTokenCount(plan);
+    const logprobs = request.logprobs === true ? tokenLogprobs(plannedTokens(plan), request.top_logprobs ?? 0) : null;
     const usage: Usage = { prompt_tokens: promptTokens.length, completion_tokens: outputTokens, total_tokens: promptTokens.length + outputTokens };
     const base = { id: `chatcmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
 
@@ -54,7 +56,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       stream,
       faults,
       adapter,
-      jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i, running) }],
+      jobs: [{ promptTokens, outputTokens, writeToken: (i) => writeTokenChunk(res, base, plan, i, logprobs, running) }],
     });
     if (!results) return;
 
@@ -65,7 +67,7 @@ export function chatCompletionsHandler(ctx: SimulatorContext) {
       writeDone(res);
       res.end();
     } else {
-      res.json(completionBody(base, plan, usage));
+      res.json(completionBody(base, plan, logprobs, usage));
     }
     ctx.counters.completedTotal++;
   };
@@ -86,8 +88,8 @@ function withUsage<T extends object>(c: T, usage: Usage | undefined): T | (T & {
   return usage ? { ...c, usage } : c;
 }
 
-/** Token i of the plan as a stream chunk; the first token is preceded by vLLM's role chunk. */
-function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i: number, running?: (n: number) => Usage): void {
+/** Token i of the plan as a stream chunk, with its log probabilities if asked; the first is preceded by vLLM's role chunk. */
+function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i: number, logprobs: TokenLogprob[] | null, running?: (n: number) => Usage): void {
   if (i === 0) writeEvent(res, withUsage(chunk(base, [{ index: 0, delta: { role: "assistant", content: "" }, logprobs: null, finish_reason: null }]), running?.(0)));
   let delta: Record<string, unknown>;
   if (plan.mode === "text") {
@@ -97,10 +99,11 @@ function writeTokenChunk(res: Response, base: ChunkBase, plan: CompletionPlan, i
   } else {
     delta = { tool_calls: [{ index: 0, function: { arguments: plan.argumentPieces[i - 1] ?? "" } }] };
   }
-  writeEvent(res, withUsage(chunk(base, [{ index: 0, delta, logprobs: null, finish_reason: null }]), running?.(i + 1)));
+  const position = logprobs?.[i];
+  writeEvent(res, withUsage(chunk(base, [{ index: 0, delta, logprobs: position ? chatLogprobs([position]) : null, finish_reason: null }]), running?.(i + 1)));
 }
 
-function completionBody(base: ChunkBase, plan: CompletionPlan, usage: Usage) {
+function completionBody(base: ChunkBase, plan: CompletionPlan, logprobs: TokenLogprob[] | null, usage: Usage) {
   const message =
     plan.mode === "text"
       ? { role: "assistant", content: plan.pieces.join(""), refusal: null, annotations: null, audio: null, function_call: null, reasoning_content: null }
@@ -119,7 +122,7 @@ function completionBody(base: ChunkBase, plan: CompletionPlan, usage: Usage) {
     object: "chat.completion",
     created: base.created,
     model: base.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: plan.finishReason, stop_reason: null }],
+    choices: [{ index: 0, message, logprobs: logprobs ? chatLogprobs(logprobs) : null, finish_reason: plan.finishReason, stop_reason: null }],
     service_tier: null,
     system_fingerprint: null,
     usage: { ...usage, prompt_tokens_details: null },

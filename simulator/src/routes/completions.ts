@@ -3,10 +3,12 @@ import { planCompletion, promptPrng, type TextPlan } from "../completion-plan";
 import { checkContextLength } from "../context-length";
 import { badRequest } from "../errors";
 import { nowMs } from "../latency";
+import { completionLogprobs, type EchoedToken, type TokenLogprob, tokenLogprobs } from "../logprobs";
 import type { ChatCompletionRequest } from "../requests/chat-request";
 import { continuousUsage, includeUsage } from "../requests/chat-request";
 import { type CompletionPrompt, completionMaxTokens, completionPrompts, type CompletionRequest, CompletionRequestSchema } from "../requests/completions-request";
 import { parseRequest } from "../requests/validation";
+import { splitIntoTokenPieces } from "../tokenizer";
 import { beginInferenceRequest, maybeInjectFailure, requestIdFor, resolveTarget, type SimulatorContext, unixSeconds } from "./context";
 import { faultPlan, runGeneration } from "./generation";
 import { writeDone, writeEvent } from "./sse";
@@ -18,6 +20,12 @@ interface Choice {
   prompt: CompletionPrompt;
   pieces: string[];
   finishReason: "stop" | "length";
+}
+
+/** With `logprobs`: each generated token's, and, with `echo`, the prompt's (vLLM's prompt logprobs). */
+interface ChoiceLogprobs {
+  generated: TokenLogprob[];
+  prompt: (TokenLogprob | EchoedToken)[];
 }
 
 export function completionsHandler(ctx: SimulatorContext) {
@@ -38,6 +46,8 @@ export function completionsHandler(ctx: SimulatorContext) {
     const choices = prompts.map((prompt) => planChoice(ctx, model, request, prompt, maxTokens));
     const base = { id: `cmpl-${requestIdFor(req)}`, created: unixSeconds(), model };
     const echo = request.echo === true;
+    const topN = request.logprobs;
+    const logprobs = topN == null ? null : choices.map((c): ChoiceLogprobs => ({ generated: tokenLogprobs(c.pieces, topN), prompt: echo ? promptLogprobs(c.prompt, topN) : [] }));
     const stream = request.stream === true;
     const running = continuousUsage(request);
     const results = await runGeneration({
@@ -55,7 +65,7 @@ export function completionsHandler(ctx: SimulatorContext) {
           // vLLM puts the finish reason on the last token's chunk (no separate finish chunk as in chat).
           const last = i === choice.pieces.length - 1;
           const text = (echo && i === 0 ? choice.prompt.text : "") + (choice.pieces[i] ?? "");
-          const chunk = streamChunk(base, index, text, last ? choice.finishReason : null);
+          const chunk = streamChunk(base, index, text, last ? choice.finishReason : null, streamLogprobs(logprobs?.[index], choice, i));
           // continuous_usage_stats: this choice's prompt and the tokens it generated so far.
           if (running) chunk.usage = { prompt_tokens: choice.prompt.tokens.length, completion_tokens: i + 1, total_tokens: choice.prompt.tokens.length + i + 1 };
           writeEvent(res, chunk);
@@ -70,7 +80,7 @@ export function completionsHandler(ctx: SimulatorContext) {
     if (stream) {
       choices.forEach((choice, index) => {
         // Nothing generated (a stop sequence at once, or echo with max_tokens 0): the finish still needs a chunk.
-        if (choice.pieces.length === 0) writeEvent(res, streamChunk(base, index, echo ? choice.prompt.text : "", choice.finishReason));
+        if (choice.pieces.length === 0) writeEvent(res, streamChunk(base, index, echo ? choice.prompt.text : "", choice.finishReason, streamLogprobs(logprobs?.[index], choice, 0)));
       });
       if (includeUsage(request)) writeEvent(res, { id: base.id, object: "text_completion", created: base.created, model, choices: [], usage });
       writeDone(res);
@@ -84,7 +94,7 @@ export function completionsHandler(ctx: SimulatorContext) {
         choices: choices.map((choice, index) => ({
           index,
           text: (echo ? choice.prompt.text : "") + choice.pieces.join(""),
-          logprobs: null,
+          logprobs: logprobs ? completionLogprobs([...(logprobs[index]?.prompt ?? []), ...(logprobs[index]?.generated ?? [])], 0) : null,
           finish_reason: choice.finishReason,
           stop_reason: null,
           token_ids: null,
@@ -112,6 +122,7 @@ function planChoice(ctx: SimulatorContext, model: string, request: CompletionReq
     temperature: request.temperature,
     seed: request.seed,
     ignore_eos: request.ignore_eos,
+    response_format: request.response_format,
   };
   const plan = planCompletion({
     request: sampling,
@@ -134,14 +145,33 @@ interface ChunkBase {
   model: string;
 }
 
+/**
+ * The log probabilities a stream chunk carries: token i's (none when nothing was generated), after the echoed
+ * prompt's on the first. As vLLM, offsets count from the generated text before the chunk, the echo not included.
+ */
+function streamLogprobs(logprobs: ChoiceLogprobs | undefined, choice: Choice, i: number) {
+  if (!logprobs) return null;
+  const generated = logprobs.generated.slice(i, i + 1);
+  if (i === 0) return completionLogprobs([...logprobs.prompt, ...generated], 0);
+  return completionLogprobs(generated, choice.pieces.slice(0, i).reduce((n, piece) => n + [...piece].length, 0));
+}
+
+/** The echoed prompt's tokens with their log probabilities; the first has none. */
+function promptLogprobs(prompt: CompletionPrompt, topN: number): (TokenLogprob | EchoedToken)[] {
+  // Whitespace rides on the token after it; a prompt's trailing whitespace joins its last token.
+  const pieces = prompt.text === "" ? [...prompt.tokens] : splitIntoTokenPieces(prompt.text);
+  if (pieces.length > 1 && (pieces[pieces.length - 1] as string).trim() === "") pieces.splice(-2, 2, (pieces[pieces.length - 2] as string) + (pieces[pieces.length - 1] as string));
+  return tokenLogprobs(pieces, topN).map((p, i) => (i === 0 ? { token: p.token, logprob: null } : p));
+}
+
 /** vLLM serializes completion chunks with every field, nulls included (`exclude_unset=False`). */
-function streamChunk(base: ChunkBase, index: number, text: string, finishReason: string | null): { usage: Record<string, number> | null } & Record<string, unknown> {
+function streamChunk(base: ChunkBase, index: number, text: string, finishReason: string | null, logprobs: unknown = null): { usage: Record<string, number> | null } & Record<string, unknown> {
   return {
     id: base.id,
     object: "text_completion",
     created: base.created,
     model: base.model,
-    choices: [{ index, text, logprobs: null, finish_reason: finishReason, stop_reason: null, prompt_token_ids: null, token_ids: null }],
+    choices: [{ index, text, logprobs, finish_reason: finishReason, stop_reason: null, prompt_token_ids: null, token_ids: null }],
     usage: null,
   };
 }
