@@ -1,5 +1,19 @@
 import { CompletionRequestSchema, type CompletionRequest } from "../api/generation-schemas";
-import { completionChunkFacts, openAiStreaming } from "./chat-completions";
+import { completionChunkFacts, fixUsageDetails, openAiStreaming, type ChunkForm } from "./chat-completions";
+import { COMPLETION_FIXES, dropNull, USAGE_FIXES } from "./form-fixes";
+
+const FINGERPRINT_FIXES = dropNull("system_fingerprint");
+
+/** Legacy completion chunks: `system_fingerprint` null left out (a string when present). */
+const COMPLETION_CHUNK_FORM: ChunkForm = {
+  text: FINGERPRINT_FIXES,
+  withUsage: [...FINGERPRINT_FIXES, ...USAGE_FIXES],
+  object(chunk) {
+    const fingerprint = chunk.system_fingerprint === null;
+    if (fingerprint) delete chunk.system_fingerprint;
+    return fixUsageDetails(chunk.usage) > 0 || fingerprint;
+  },
+};
 import type { EndpointRequest, EndpointSpec } from "./spec";
 
 /** A legacy completion chunk carries generated output in `choices[].text` (an empty text is no token). */
@@ -23,6 +37,7 @@ export const completions: EndpointSpec<CompletionRequest & EndpointRequest> = {
   category: "generative",
   schema: CompletionRequestSchema,
   promptText: promptOf,
+  answerFixes: COMPLETION_FIXES,
   ...openAiStreaming,
-  streamEvent: (data, parsed, wanted) => completionChunkFacts(data, parsed, wanted, textChunkHasToken),
+  streamEvent: (data, parsed, wanted) => completionChunkFacts(data, parsed, wanted, textChunkHasToken, COMPLETION_CHUNK_FORM),
 };

@@ -1,5 +1,6 @@
 import { ResponsesRequestSchema, type ResponsesRequest } from "../api/generation-schemas";
 import type { ApiError } from "../api/errors";
+import { normalizeEvent, normalizeResponse } from "./responses-form";
 import type { EndpointRequest, EndpointSpec, Usage } from "./spec";
 
 /** Responses usage (`input_tokens`, `output_tokens`) as the gateway counts it. */
@@ -14,27 +15,6 @@ export function responsesUsage(v: unknown): Usage | undefined {
     total_tokens: num(u.total_tokens),
     ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
   };
-}
-
-/**
- * Drops vLLM's per-turn lists (`input_tokens_per_turn`, `cached_tokens_per_turn`, `output_tokens_per_turn`,
- * `tool_output_tokens_per_turn`) from a response's usage details: OpenAI's schema has numbers only there, and
- * the OpenAI Agents SDK throws on a streamed run that meets a list. True when something was dropped.
- */
-export function stripPerTurn(response: unknown): boolean {
-  const usage = (response as { usage?: unknown } | null)?.usage;
-  if (!usage || typeof usage !== "object") return false;
-  let changed = false;
-  for (const details of Object.values(usage as Record<string, unknown>)) {
-    if (!details || typeof details !== "object" || Array.isArray(details)) continue;
-    for (const [k, v] of Object.entries(details)) {
-      if (k.endsWith("_per_turn") && Array.isArray(v)) {
-        delete (details as Record<string, unknown>)[k];
-        changed = true;
-      }
-    }
-  }
-  return changed;
 }
 
 /** Events that end a Responses stream: there is no `[DONE]`. */
@@ -70,7 +50,7 @@ export const responses: EndpointSpec<ResponsesRequest & EndpointRequest> = {
   clientWantsUsage: () => false,
   continues: (r) => r.previous_response_id ?? undefined,
   usageOf: (answer) => responsesUsage(answer.usage),
-  cleanAnswer: (answer) => stripPerTurn(answer),
+  cleanAnswer: (answer) => normalizeResponse(answer),
   // Only the events that carry the response object name its model (`response.model`); deltas do not.
   streamModel: {
     carries: (data) => data.includes('"response":{'),
@@ -79,8 +59,9 @@ export const responses: EndpointSpec<ResponsesRequest & EndpointRequest> = {
       if (response && typeof response === "object") (response as Record<string, unknown>).model = modelId;
     },
   },
-  // Events carrying the response object (created, in_progress, completed, …) and error events are looked into.
-  mayCarryUsage: (data) => data.includes('"response":{') || data.includes('"type":"error"'),
+  // Events carrying the response object (created, in_progress, completed, …), error events, and those with a
+  // null `logprobs` to put in the schema's form (responses-form.ts) are looked into.
+  mayCarryUsage: (data) => data.includes('"response":{') || data.includes('"type":"error"') || data.includes('"logprobs":null'),
   streamEvent(data, parsed) {
     const token = data.includes('_text.delta"') || data.includes('_arguments.delta"');
     if (!parsed) return { token, drop: false };
@@ -90,7 +71,7 @@ export const responses: EndpointSpec<ResponsesRequest & EndpointRequest> = {
       token,
       drop: false,
       usage: type === "response.completed" || type === "response.incomplete" ? responsesUsage(response?.usage) : undefined,
-      rewritten: response ? stripPerTurn(response) : false,
+      rewritten: normalizeEvent(parsed),
       final: FINAL_EVENTS.has(type),
       error: type === "error" ? String(parsed.message ?? "the model server's stream failed") : undefined,
     };

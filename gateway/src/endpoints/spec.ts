@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { ApiError } from "../api/errors";
 import type { ModelCategory } from "../config/catalog";
 import type { Usage } from "../context/limit-ticket";
+import type { TextFix } from "./form-fixes";
 
 /**
  * Which usage a streaming client asked for: none (false), the final usage chunk (true), or also the running usage
@@ -73,6 +74,8 @@ export interface EndpointSpec<R extends EndpointRequest = EndpointRequest> {
   streamEvent(data: string, parsed: Record<string, unknown> | undefined, clientWantsUsage: UsageWanted): StreamEventFacts;
   /** Whether a payload must be parsed for `streamEvent` (it may carry usage, or something to strip or to see). */
   mayCarryUsage(data: string): boolean;
+  /** Puts a whole (non-streamed) answer in the published schema's form, on its text (form-fixes.ts). */
+  readonly answerFixes?: readonly TextFix[];
   /** Cleans a whole (non-streamed) answer in place before it is sent; true when it changed (it is re-serialized). */
   cleanAnswer?(answer: Record<string, unknown>): boolean;
   /**

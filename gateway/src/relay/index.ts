@@ -99,6 +99,7 @@ export async function relayAnswer(upstream: Dispatcher.ResponseData, call: Relay
     signal: call.signal,
     refused: opts.answerRefused,
     clean: call.spec.cleanAnswer,
+    fixes: call.spec.answerFixes,
   });
   return { status, usage: call.spec.usageOf(answer) };
 }

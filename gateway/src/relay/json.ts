@@ -6,6 +6,7 @@ import { ClientGone } from "../context/client-gone";
 import { writable } from "../http/client-stall";
 import type { KeyedBudget, BudgetLease } from "../limits/keyed-budget";
 import { normalizeUpstreamError } from "../upstream/normalize-error";
+import { applyFixes, type TextFix } from "../endpoints/form-fixes";
 import { AnswerScanner, rewriteAnswer } from "./answer-scanner";
 
 export interface AnswerRelay {
@@ -24,6 +25,8 @@ export interface AnswerRelay {
   refused(reason: "answer_key_memory" | "answer_gateway_memory"): void;
   /** The endpoint's cleaning of a held answer (see EndpointSpec.cleanAnswer); true when it changed it. */
   clean?(answer: Record<string, unknown>): boolean;
+  /** The endpoint's form fixes of a held answer's text (see EndpointSpec.answerFixes). */
+  fixes?: readonly TextFix[];
 }
 
 /** What every JSON answer is sent as (the value Express's `res.json` would set). */
@@ -158,11 +161,16 @@ async function streamAnswer(
   return { usage: scanner.member("usage") };
 }
 
-/** A small answer, whole: parsed once to check it, then sent as the model server's bytes (`model` rewritten). */
-function sendHeldAnswer(bytes: Buffer, relay: AnswerRelay): Record<string, unknown> {
+/** A small answer, whole: parsed once to check it, then sent as the model server's bytes (form fixed, `model` rewritten). */
+function sendHeldAnswer(held: Buffer, relay: AnswerRelay): Record<string, unknown> {
   let answer: unknown;
+  let bytes = held;
   try {
-    answer = JSON.parse(bytes.toString("utf8"));
+    const text = held.toString("utf8");
+    answer = JSON.parse(text);
+    // In the published schema's form: the fixed text, when a fix applied (no re-serialization).
+    const fixed = relay.fixes ? applyFixes(text, relay.fixes) : text;
+    if (fixed !== text) bytes = Buffer.from(fixed);
   } catch {
     answer = undefined;
   }
