@@ -35,7 +35,8 @@ async function main(): Promise<void> {
     procs.push(sim.proc);
     const { catalog } = sim;
     const targets: { name: string; url: string; pid: number }[] = [];
-    const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy });
+    // BENCH_BUNDLE: another build's bundle instead of this tree's (an A/B comparison of two revisions).
+    const gw = await startBundledGateway({ catalog, key: KEY, prefix: pin.proxy, bundle: process.env.BENCH_BUNDLE });
     procs.push(gw.proc);
     targets.push({ name: "gateway", url: gw.url, pid: gw.proc.pid! });
     const nginx = nginxBinary();

@@ -41,7 +41,7 @@ export const USAGE_RULES: readonly AlertRule[] = [
     for: "5m",
     severity: "warning",
     summary: "Key {{ $labels.key }} has spent its {{ $labels.resource }} budget for this {{ $labels.period }}: its requests get 429 budget_exceeded.",
-    description: "A key has used all of a budget: 429 `budget_exceeded` until the period resets, which resolves it.",
+    description: "All of a budget used: 429 `budget_exceeded` until the period resets (which resolves it).",
     runbook: BUDGET_RUNBOOK,
     runbookPage: BUDGETS_PAGE,
   },
@@ -54,9 +54,9 @@ export const USAGE_RULES: readonly AlertRule[] = [
     severity: "critical",
     summary: "Gateway pod {{ $labels.pod }} has written no usage-ledger object for 15 minutes: {{ $value }} hour(s) of counts exist only in its memory.",
     description:
-      "A gateway pod has usage counts to write and no ledger write succeeded for 15 minutes. It pages: the ledger is billing data; nothing is lost while the pod lives, its unwritten counts are when it ends (rollout, scale-down, eviction).",
+      "A gateway pod's usage counts wait unwritten for 15 minutes. It pages: the ledger is billing data, and a pod that ends (rollout, scale-down, eviction) loses them.",
     runbook:
-      "Fix the store before restarting or scaling down the gateway. `kubectl -n <gateway namespace> logs <pod>` names the store's error: credentials or permission on the ledger's prefix, no bucket, no route (egress); AI Platform · Gateway, Usage ledger writes, shows each pod. The pod retries by itself.",
+      "Fix the store before restarting or scaling down the gateway: `kubectl -n <gateway namespace> logs <pod>` names its error (credentials, the prefix's permission, no bucket, egress). The pod retries by itself.",
     runbookPage: LEDGER_PAGE,
   },
 ];
