@@ -17,10 +17,10 @@ function reportNow(env: NodeJS.ProcessEnv): Date {
   return new Date(ms);
 }
 
-async function retentionOf(o: UsageOptions): Promise<Retention> {
+async function retentionOf(o: UsageOptions, store: LedgerStore): Promise<Retention> {
   if (o.retentionDays !== undefined) return { days: o.retentionDays, source: "--retention-days" };
   // A directory has no lifecycle: what the bucket would keep.
-  return o.bucket !== undefined ? bucketRetention(o.bucket, o.endpoint, o.region) : DEFAULT_RETENTION;
+  return store instanceof S3LedgerStore ? bucketRetention(store) : DEFAULT_RETENTION;
 }
 
 async function main(): Promise<void> {
@@ -32,10 +32,10 @@ async function main(): Promise<void> {
   }
   // The ledger counts whole hours: the report covers every hour from the one holding --from to those starting before --to.
   const from = hourStart(options.from);
-  const problem = retentionProblem(from, now.getTime(), await retentionOf(options));
-  if (problem) throw new Error(problem);
   const store: LedgerStore = options.dir !== undefined ? new DirLedgerStore(options.dir) : new S3LedgerStore({ bucket: options.bucket!, endpoint: options.endpoint, region: options.region });
   try {
+    const problem = retentionProblem(from, now.getTime(), await retentionOf(options, store));
+    if (problem) throw new Error(problem);
     const lines = await readLines(store, options.prefix, from, options.to);
     process.stdout.write(formatUsage(summarize(lines, options.by, options), options.by, options.format));
   } finally {

@@ -2,6 +2,7 @@
 // authenticates (static keys, or EKS IRSA), how long the store keeps the objects, and who creates the bucket and its
 // lifecycle rule (the `usage-ledger-bucket` Job with admin credentials of its own, or the operator). Each combination
 // that cannot work is refused on the key to change.
+import { DEFAULT_RETENTION_DAYS } from "../../gateway/src/ledger/format";
 import { z } from "zod";
 import { GatewaySettingsSchema } from "../../gateway/src/config/settings";
 import { doc, type KeyIssue } from "../platform/config";
@@ -18,7 +19,7 @@ export const IRSA_ROLE_ANNOTATION = "eks.amazonaws.com/role-arn";
 const IAM_ROLE_ARN = /^arn:aws(?:-cn|-us-gov|-iso|-iso-b)?:iam::\d{12}:role\/[\w+=,.@/-]{1,512}$/;
 
 /** 13 months: a year-over-year comparison of last month still finds it. */
-export const DEFAULT_RETENTION_DAYS = 396;
+export { DEFAULT_RETENTION_DAYS };
 
 const irsaAnnotations = z.record(z.string(), z.string());
 const egressPort = port.optional().meta(doc("Default: the endpoint's port (443 for https, 80 for http, 443 for AWS)."));

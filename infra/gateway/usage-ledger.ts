@@ -1,6 +1,7 @@
 // Pure builders of what `gateway:usageLedger` adds: the gateway container's ledger settings, the least-privilege policy
 // the operator attaches to the gateway's credentials, and the `usage-ledger-bucket` Job (bucket and lifecycle rule,
 // scripts/usage-ledger-bucket.sh, run by the test suite against real S3 servers).
+import { LEDGER_RULE_ID } from "../../gateway/src/ledger/format";
 import * as fs from "fs";
 import * as path from "path";
 import { SETTINGS_ENV } from "../../gateway/src/config/settings";
@@ -22,7 +23,7 @@ export const LEDGER_BUCKET_JOB = {
 } as const;
 
 /** The lifecycle rule's ID: the Job replaces only the rule of this ID and keeps the bucket's others. */
-export const LEDGER_RULE_ID = "ai-platform-usage-ledger";
+export { LEDGER_RULE_ID };
 export const LEDGER_SCRIPT = { path: path.join(__dirname, "scripts", "usage-ledger-bucket.sh"), key: "usage-ledger-bucket.sh" } as const;
 export const LEDGER_JOB_ATTEMPTS = 5;
 

@@ -1,4 +1,5 @@
 // The options of `npm run usage`: one schema for the flags and their environment defaults, and the help text.
+import { DEFAULT_RETENTION_DAYS } from "../../gateway/src/ledger/format";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { GatewaySettingsSchema, SETTINGS_ENV } from "../../gateway/src/config/settings";
@@ -8,7 +9,7 @@ export const GROUPS = ["key", "model", "month", "day", "hour"] as const;
 export type Group = (typeof GROUPS)[number];
 
 /** Kept when the bucket names no lifecycle rule the report can read: 13 months, the stack's default. */
-export const DEFAULT_RETENTION_DAYS = 396;
+export { DEFAULT_RETENTION_DAYS };
 
 const DAY_MS = 86_400_000;
 // A date, or an instant: a date and an hour at least; no zone means UTC.

@@ -1,9 +1,9 @@
 // How far back the usage ledger reaches: the bucket's lifecycle rule, and the refusal of a report that starts earlier.
-import { GetBucketLifecycleConfigurationCommand, S3Client } from "@aws-sdk/client-s3";
-import { DEFAULT_RETENTION_DAYS } from "./usage-options";
+import { DEFAULT_RETENTION_DAYS, LEDGER_RULE_ID } from "../../gateway/src/ledger/format";
+import type { S3LedgerStore } from "../../gateway/src/ledger/store";
 
 /** The ID of the lifecycle rule the stack puts on the ledger's prefix. */
-export const LEDGER_LIFECYCLE_RULE_ID = "ai-platform-usage-ledger";
+export const LEDGER_LIFECYCLE_RULE_ID = LEDGER_RULE_ID;
 
 const DAY_MS = 86_400_000;
 
@@ -19,17 +19,12 @@ export interface Retention {
  * The ledger rule's expiration, read from the bucket. Reading it needs s3:GetLifecycleConfiguration, which a
  * report's credentials may lack, and some S3-compatible servers do not implement it: then the stack's default.
  */
-export async function bucketRetention(bucket: string, endpoint: string | undefined, region: string): Promise<Retention> {
-  const client = new S3Client({ region, endpoint, forcePathStyle: endpoint !== undefined, maxAttempts: 1, requestHandler: { requestTimeout: 10_000, connectionTimeout: 5_000 } });
+export async function bucketRetention(store: S3LedgerStore): Promise<Retention> {
   try {
-    const answer = await client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: bucket }));
-    const rule = answer.Rules?.find((r) => r.ID === LEDGER_LIFECYCLE_RULE_ID && r.Status === "Enabled");
-    const days = rule?.Expiration?.Days;
-    if (days !== undefined && days > 0) return { days, source: `the bucket's lifecycle rule ${LEDGER_LIFECYCLE_RULE_ID}` };
+    const days = await store.expirationDays(LEDGER_RULE_ID);
+    if (days !== undefined) return { days, source: `the bucket's lifecycle rule ${LEDGER_RULE_ID}` };
   } catch {
     // Not allowed, no configuration, or not implemented: the default below.
-  } finally {
-    client.destroy();
   }
   return DEFAULT_RETENTION;
 }

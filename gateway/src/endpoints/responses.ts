@@ -1,5 +1,6 @@
 import { ResponsesRequestSchema, type ResponsesRequest } from "../api/generation-schemas";
 import type { ApiError } from "../api/errors";
+import { applyFixes, nullToEmptyList } from "./form-fixes";
 import { normalizeEvent, normalizeResponse } from "./responses-form";
 import type { EndpointRequest, EndpointSpec, Usage } from "./spec";
 
@@ -16,6 +17,8 @@ export function responsesUsage(v: unknown): Usage | undefined {
     ...(cached !== undefined ? { prompt_tokens_details: { cached_tokens: cached } } : {}),
   };
 }
+
+const LOGPROBS_LIST = nullToEmptyList("logprobs");
 
 /** Events that end a Responses stream: there is no `[DONE]`. */
 const FINAL_EVENTS = new Set(["response.completed", "response.incomplete", "response.failed", "error"]);
@@ -59,12 +62,15 @@ export const responses: EndpointSpec<ResponsesRequest & EndpointRequest> = {
       if (response && typeof response === "object") (response as Record<string, unknown>).model = modelId;
     },
   },
-  // Events carrying the response object (created, in_progress, completed, …), error events, and those with a
-  // null `logprobs` to put in the schema's form (responses-form.ts) are looked into.
-  mayCarryUsage: (data) => data.includes('"response":{') || data.includes('"type":"error"') || data.includes('"logprobs":null'),
+  // Events carrying the response object (created, in_progress, completed, …) and error events are looked into.
+  mayCarryUsage: (data) => data.includes('"response":{') || data.includes('"type":"error"'),
   streamEvent(data, parsed) {
     const token = data.includes('_text.delta"') || data.includes('_arguments.delta"');
-    if (!parsed) return { token, drop: false };
+    if (!parsed) {
+      // Every `logprobs` of a Responses event is a list in the schema: a null one is fixed on the text, unparsed.
+      const fixed = applyFixes(data, LOGPROBS_LIST);
+      return { token, drop: false, send: fixed === data ? undefined : fixed };
+    }
     const type = typeof parsed.type === "string" ? parsed.type : "";
     const response = parsed.response as Record<string, unknown> | undefined;
     return {

@@ -12,6 +12,11 @@ import { z } from "zod";
  */
 export const LEDGER_VERSION = "v1";
 
+/** The lifecycle rule that expires the ledger's prefix: the stack's bucket Job writes it, `npm run usage` reads it. */
+export const LEDGER_RULE_ID = "ai-platform-usage-ledger";
+/** What the ledger keeps by default, in days: 13 months. */
+export const DEFAULT_RETENTION_DAYS = 396;
+
 const count = z.number().int().nonnegative();
 
 export const LedgerLineSchema = z.strictObject({

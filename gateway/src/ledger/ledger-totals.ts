@@ -1,4 +1,4 @@
-import { hourStart, parseLines, type LedgerLine } from "./format";
+import { hourOfObject, hourStart, parseLines, type LedgerLine } from "./format";
 import { listObjects } from "./read";
 import type { LedgerStore } from "./store";
 
@@ -27,7 +27,7 @@ export class LedgerTotals {
       let hit = this.cache.get(o.key);
       if (!hit || hit.etag !== o.etag) {
         const lines = parseLines(await this.store.get(o.key), o.key);
-        hit = { etag: o.etag, hour: Date.parse(lines[0]?.hour ?? new Date(start).toISOString()), lines };
+        hit = { etag: o.etag, hour: hourOfObject(o.key) ?? start, lines };
         this.cache.set(o.key, hit);
       }
       for (const l of hit.lines) if (l.key === key) sum += resource === "tokens" ? l.prompt_tokens + l.completion_tokens : l.requests;

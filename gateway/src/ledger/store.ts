@@ -1,6 +1,6 @@
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { GetBucketLifecycleConfigurationCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 
 /** One stored object as a listing shows it: its key and a tag that changes whenever its content does. */
 export interface LedgerObject {
@@ -66,6 +66,13 @@ export class S3LedgerStore implements LedgerStore {
   async get(key: string): Promise<string> {
     const answer = await this.client.send(new GetObjectCommand({ Bucket: this.options.bucket, Key: key }));
     return (await answer.Body?.transformToString("utf8")) ?? "";
+  }
+
+  /** The expiration, in days, of the bucket's enabled lifecycle rule `ruleId`; undefined when it has none. */
+  async expirationDays(ruleId: string): Promise<number | undefined> {
+    const answer = await this.client.send(new GetBucketLifecycleConfigurationCommand({ Bucket: this.options.bucket }));
+    const days = answer.Rules?.find((r) => r.ID === ruleId && r.Status === "Enabled")?.Expiration?.Days;
+    return days !== undefined && days > 0 ? days : undefined;
   }
 
   close(): void {

@@ -45,8 +45,9 @@ export class LocalBudgetCounters implements BudgetCounters {
   constructor(private readonly wallNow: () => number = Date.now) {}
 
   async take(counter: string, limit: number, want: number, expiresAtMs: number, baseline: () => Promise<number>): Promise<TakeResult> {
-    this.sweep();
     if (!this.counters.has(counter)) {
+      // A new counter, a new period for some key: the ended periods' counters go now (not on every take).
+      this.sweep();
       let pending = this.creating.get(counter);
       if (!pending) {
         pending = baseline()

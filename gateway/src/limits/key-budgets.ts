@@ -24,6 +24,8 @@ const COUNTER_GRACE_MS = 24 * 3_600_000;
 
 interface Taken {
   readonly counter: string;
+  /** The start of the period the counter counts. */
+  readonly periodStart: number;
   readonly result: TakeResult;
   readonly shared: boolean;
 }
@@ -46,7 +48,8 @@ export class KeyBudgets {
     private readonly local: BudgetCounters,
     private readonly baseline: BudgetBaseline,
     private readonly wallNow: () => number,
-    private readonly clock: Clock,
+    /** @internal Timers: the grace after which an unsettled hold is given back. */
+    readonly clock: Clock,
     private readonly events?: BudgetEvents,
   ) {}
 
@@ -86,7 +89,7 @@ export class KeyBudgets {
       () => this.local.take(counter, limit, want, end + COUNTER_GRACE_MS, baseline),
     );
     this.events?.used(key.name, resource, period, start, out.used);
-    return { counter, result: out, shared: onShared };
+    return { counter, periodStart: start, result: out, shared: onShared };
   }
 
   /** @internal Gives back or charges `delta` on the counter `taken` came from, and clears its deficit; never throws. */
@@ -95,8 +98,8 @@ export class KeyBudgets {
     const counters = taken.shared ? this.shared! : this.local;
     try {
       const used = await counters.add(taken.counter, taken.result.generation, delta, taken.result.deficit);
-      const period = key.budget!.period;
-      if (used !== undefined) this.events?.used(key.name, resource, period, periodOf(period, this.wallNow()).start, used);
+      // The period the counter counts: a request settled after midnight settles into the day it was admitted in.
+      if (used !== undefined) this.events?.used(key.name, resource, key.budget!.period, taken.periodStart, used);
     } catch (err) {
       // The shared store failed: limits go on as failureMode says; this settlement is lost (bounded by one request).
       if (taken.shared) this.limiter.storeFailed(err as Error);
@@ -110,16 +113,6 @@ export class KeyBudgets {
     const now = this.wallNow();
     const { end, label } = periodOf(period, now);
     return errors.budgetExceeded(key.name, resource, limit, period, label, new Date(end), (end - now) / 1000);
-  }
-
-  /** @internal */
-  after(ms: number, fn: () => void): ClockTimer {
-    return this.clock.after(ms, fn);
-  }
-
-  /** @internal */
-  cancel(timer: ClockTimer | undefined): void {
-    this.clock.cancel(timer);
   }
 }
 
@@ -164,7 +157,7 @@ export class BudgetHold implements Releasable {
   async settle(usage: Usage | undefined, began: boolean): Promise<void> {
     if (this.settled) return;
     this.settled = true;
-    this.budgets.cancel(this.timer);
+    this.budgets.clock.cancel(this.timer);
     const t = this.tokens;
     if (!t) return;
     const used = usage ? (usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0)) : began ? t.result.taken : 0;
@@ -183,6 +176,6 @@ export class BudgetHold implements Releasable {
   release(): void {
     if (this.ended) return;
     this.ended = true;
-    if (!this.settled) this.timer = this.budgets.after(SETTLE_GRACE_MS, () => void this.refund());
+    if (!this.settled) this.timer = this.budgets.clock.after(SETTLE_GRACE_MS, () => void this.refund());
   }
 }

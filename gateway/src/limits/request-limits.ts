@@ -23,7 +23,7 @@ export interface HeaderSink {
  * (inference requests), a request of its day or month budget too.
  */
 export async function admitKeyLimits(limiter: RateLimiter, key: ApiKeyRecord, res: HeaderSink, ctx: RequestContext, budgets?: KeyBudgets): Promise<void> {
-  if (budgets) {
+  if (budgets && key.budget) {
     const hold = await budgets.admit(key);
     if (hold) ctx.budgetHold = ctx.hold(hold, "while its key's budget was consulted");
   }
@@ -46,12 +46,12 @@ export async function reserveKeyTokens(limiter: RateLimiter, res: HeaderSink, ct
       if (!res.headersSent) for (const [k, v] of Object.entries(ticket.headers)) res.setHeader(k, v);
     }
   }
-  await hold?.reserveTokens(tokens);
+  if (hold) await hold.reserveTokens(tokens);
   ctx.stillWanted("while its tokens were reserved");
 }
 
 /** The usage is known (undefined when the model server reported none): both reservations are settled. Never throws. */
 export async function settleKeyLimits(limiter: RateLimiter, ctx: RequestContext, res: { statusCode: number; headersSent: boolean }, usage: Usage | undefined): Promise<void> {
-  const began = res.statusCode === 200 && res.headersSent;
-  await Promise.all([limiter.settle(ctx.limitTicket, res, usage), ctx.budgetHold?.settle(usage, began)]);
+  await limiter.settle(ctx.limitTicket, res, usage);
+  if (ctx.budgetHold) await ctx.budgetHold.settle(usage, res.statusCode === 200 && res.headersSent);
 }

@@ -1,5 +1,6 @@
 import { applyFixes, CHAT_ANSWER_FIXES, dropNull, USAGE_FIXES } from "../../src/endpoints/form-fixes";
 import { normalizeEvent, normalizeResponse } from "../../src/endpoints/responses-form";
+import { responses } from "../../src/endpoints/responses";
 
 /**
  * The form fixes work on text: they must change the members they name, wherever vLLM puts them, and nothing inside
@@ -92,5 +93,15 @@ describe("Responses objects in the schema's form", () => {
     expect(delta.logprobs).toEqual([]);
     const other = { type: "response.reasoning_text.delta", delta: "h", logprobs: null };
     expect(normalizeEvent(other)).toBe(false);
+  });
+});
+
+describe("a Responses stream event's null logprobs", () => {
+  it("is fixed on the text, unparsed, and an event without one is sent as it came", () => {
+    const delta = '{"type":"response.output_text.delta","sequence_number":4,"item_id":"m","output_index":0,"content_index":0,"delta":"hi","logprobs":null}';
+    const facts = responses.streamEvent(delta, undefined, false);
+    expect(facts.token).toBe(true);
+    expect(JSON.parse(facts.send!)).toEqual({ ...JSON.parse(delta), logprobs: [] });
+    expect(responses.streamEvent(delta.replace("null", "[]"), undefined, false).send).toBeUndefined();
   });
 });
